@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# The README's test command: installs what is needed, builds, and runs every test —
+# unit tests, the same unit tests under ASan+UBSan, then the end-to-end tests on a real
+# single-node cluster built on this machine.
+#
+#   scripts/test.sh            everything
+#   scripts/test.sh --no-e2e   skip the cluster (unit + sanitizer only)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+
+RUN_E2E=1
+for arg in "$@"; do
+  case $arg in
+    --no-e2e) RUN_E2E=0 ;;
+    *) echo "usage: $0 [--no-e2e]" >&2; exit 2 ;;
+  esac
+done
+
+JOBS=${BOOSTER_JOBS:-2}
+WERROR=OFF
+if [[ ${CI:-} == true ]]; then WERROR=ON; fi
+SUMMARY=$(mktemp)
+trap 'rm -f "$SUMMARY"' EXIT
+failed_stage=""
+
+stage() { printf '\n=== %s (%s)\n' "$1" "$(date -u +%H:%M:%S)"; }
+
+run_ctest() {  # run_ctest <build-dir> <label> <name>
+  local out
+  out=$(mktemp)
+  ctest --test-dir "$1" -L "$2" --output-on-failure --timeout 1200 -j1 2>&1 | tee "$out"
+  local rc=${PIPESTATUS[0]}
+  # "100% tests passed, 0 tests failed out of 12"
+  local line
+  line=$(grep -E 'tests passed, [0-9]+ tests failed out of [0-9]+' "$out" | tail -1)
+  if [[ -n $line ]]; then
+    local failed total
+    failed=$(sed -E 's/.* ([0-9]+) tests failed out of ([0-9]+).*/\1/' <<<"$line")
+    total=$(sed -E 's/.* out of ([0-9]+).*/\1/' <<<"$line")
+    echo "$3 $((total - failed)) $failed" >>"$SUMMARY"
+  elif [[ $rc -ne 0 ]]; then
+    echo "$3 0 1" >>"$SUMMARY"
+  fi
+  rm -f "$out"
+  [[ $rc -eq 0 ]] || failed_stage+=" $3"
+}
+
+stage "bootstrap: Debian packages"
+bash scripts/bootstrap.sh || exit 1
+
+stage "build (RelWithDebInfo, warnings as errors: $WERROR)"
+cmake -S . -B build -G Ninja -DBOOSTER_WERROR=$WERROR >/dev/null || exit 1
+cmake --build build -j"$JOBS" || exit 1
+
+stage "unit tests"
+run_ctest build unit unit
+
+stage "build with ASan + UBSan"
+cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DBOOSTER_SANITIZE=ON \
+  -DBOOSTER_BUILD_BENCH=OFF -DBOOSTER_WERROR=$WERROR >/dev/null || exit 1
+cmake --build build-asan -j"$JOBS" || exit 1
+
+stage "unit tests under ASan + UBSan"
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
+  run_ctest build-asan unit sanitizer
+
+if [[ $RUN_E2E -eq 1 && -x tests/e2e/cluster/build ]]; then
+  stage "end-to-end cluster: build or reuse cached Kubernetes binaries"
+  if tests/e2e/cluster/build; then
+    stage "end-to-end tests on the real cluster"
+    run_ctest build e2e e2e
+  else
+    echo "e2e 0 1" >>"$SUMMARY"
+    failed_stage+=" e2e-build"
+  fi
+fi
+
+stage "summary"
+passed=0; failed=0
+while read -r name p f; do
+  printf '  %-10s %4d passed, %d failed\n' "$name" "$p" "$f"
+  passed=$((passed + p)); failed=$((failed + f))
+done <"$SUMMARY"
+echo "booster: $passed passed, $failed failed"
+if [[ -n $failed_stage ]]; then
+  echo "failed stages:$failed_stage" >&2
+  exit 1
+fi
