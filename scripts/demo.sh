@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/bootstrap.sh
 cmake -S . -B build -G Ninja >/dev/null
-cmake --build build -j"${BOOSTER_JOBS:-2}" --target booster booster_bench_pingpong \
+cmake --build build -j"${BOOSTER_JOBS:-2}" --target booster_preload booster_bench_pingpong \
   booster_bench_alloc
 mkdir -p bench/results
 out="bench/results/runtime-$(date -u +%Y%m%dT%H%M%SZ).md"

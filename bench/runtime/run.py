@@ -178,7 +178,11 @@ def median_of(rounds, key):
 
 
 def ratio(b, x):
-    return f"{x / b:.2f}x" if b else "n/a"
+    """boosted / baseline; small ratios keep three significant digits."""
+    if not b:
+        return "n/a"
+    r = x / b
+    return f"{r:.2f}x" if r >= 0.1 else f"{r:.3g}x"
 
 
 def main():
