@@ -215,6 +215,24 @@ std::map<pid_t, std::string> ThreadCpus(pid_t pid) {
   return result;
 }
 
+std::vector<pid_t> ChildPids(pid_t pid) {
+  std::vector<pid_t> children;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
+    std::string name = entry.path().filename();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::string stat = ReadFile(entry.path() / "stat");
+    size_t paren = stat.rfind(')');
+    if (paren == std::string::npos) continue;
+    char state = 0;
+    int ppid = 0;
+    if (sscanf(stat.c_str() + paren + 1, " %c %d", &state, &ppid) == 2 && ppid == pid) {
+      children.push_back(std::atoi(name.c_str()));
+    }
+  }
+  return children;
+}
+
 std::vector<int> AllowedCpus() {
   cpu_set_t set;
   CPU_ZERO(&set);

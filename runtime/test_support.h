@@ -69,6 +69,9 @@ int Somaxconn();
 // tid -> "Cpus_allowed_list" of every thread of pid.
 std::map<pid_t, std::string> ThreadCpus(pid_t pid);
 
+// Direct children of pid (from /proc/*/stat).
+std::vector<pid_t> ChildPids(pid_t pid);
+
 // The CPUs the calling thread may run on.
 std::vector<int> AllowedCpus();
 
