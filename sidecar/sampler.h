@@ -1,0 +1,139 @@
+// Samplers: once a second the agent reads the target processes' /proc files, their
+// cgroup's cpu.stat and the pod's network counters, and turns them into increments
+// (TickDelta) that a WindowAggregator sums into one report per window. Counters are
+// differenced per thread, so threads that come and go neither lose nor double-count.
+//
+//   ProcessSampler sampler("/proc", cgroup_paths);
+//   WindowAggregator windows(absl::Seconds(10), clock.Now());
+//   every second: windows.Add(*sampler.Sample(pids, clock.Now()));
+//   if (windows.Due(clock.Now())) reporter.Report(windows.Close(clock.Now(), app));
+#ifndef BOOSTER_SIDECAR_SAMPLER_H_
+#define BOOSTER_SIDECAR_SAMPLER_H_
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "sidecar/cgroup.h"
+#include "sidecar/prom_text.h"
+
+namespace booster::agent {
+
+// Which processes of the pod the agent tunes and measures (the pod shares one process
+// namespace). At least one criterion; all given ones must match.
+struct TargetSelector {
+  std::vector<int> pids;
+  std::string cgroup_contains;   // a container id, or any part of /proc/<pid>/cgroup
+  std::string command_contains;  // part of the command line
+};
+
+absl::StatusOr<std::vector<int>> FindTargets(const std::string& proc_root,
+                                             const TargetSelector& selector);
+
+// Increments since the previous sample.
+struct TickDelta {
+  double seconds = 0;
+  uint64_t cpu_ns = 0;          // cgroup usage when readable, else utime + stime
+  uint64_t runq_wait_ns = 0;    // schedstat: time runnable but waiting for a CPU
+  uint64_t timeslices = 0;
+  uint64_t voluntary_cs = 0;
+  uint64_t involuntary_cs = 0;
+  uint64_t minor_faults = 0;
+  uint64_t major_faults = 0;
+  uint64_t nr_periods = 0;
+  uint64_t nr_throttled = 0;
+  uint64_t throttled_ns = 0;
+  int64_t listen_overflows = 0;
+  int64_t listen_drops = 0;
+  int64_t tcp_retrans_segs = 0;
+  int64_t tcp_out_segs = 0;
+  uint64_t rss_bytes = 0;  // gauge: the sum over targets now
+  int threads = 0;         // gauge
+  int processes = 0;       // gauge
+};
+
+class ProcessSampler {
+ public:
+  // `cgroup` may be empty (no cgroup figures).
+  ProcessSampler(std::string proc_root, CgroupPaths cgroup);
+
+  // The first call establishes the baseline and returns zero increments. Processes that
+  // vanished are skipped; an error only when nothing could be read.
+  absl::StatusOr<TickDelta> Sample(const std::vector<int>& pids, absl::Time now);
+
+ private:
+  struct TaskState {
+    uint64_t wait_ns = 0, timeslices = 0, vcs = 0, ivcs = 0;
+  };
+  struct ProcState {
+    uint64_t starttime = 0, cpu_ticks = 0, minflt = 0, majflt = 0;
+  };
+  std::string proc_root_;
+  CgroupPaths cgroup_;
+  long ticks_per_second_;
+  std::optional<absl::Time> last_time_;
+  std::map<std::pair<int, int>, TaskState> tasks_;  // (pid, tid)
+  std::map<int, ProcState> procs_;
+  std::optional<CpuStat> last_cpu_stat_;
+  std::optional<uint64_t> last_usage_ns_;
+  std::map<std::string, int64_t> last_net_;
+};
+
+// One window of figures, rates per second unless named otherwise.
+struct WindowReport {
+  absl::Time start;
+  absl::Time end;
+  double seconds = 0;
+  int ticks = 0;
+  int tick_errors = 0;
+  double cpu_cores = 0;
+  uint64_t nr_periods = 0;
+  uint64_t nr_throttled = 0;
+  double throttled_ratio = 0;  // throttled periods / periods
+  double throttled_seconds = 0;
+  double runq_delay_per_second = 0;  // seconds waited per second, summed over threads
+  double runq_delay_avg_us = 0;      // mean wait per timeslice
+  double voluntary_cs_rate = 0;
+  double involuntary_cs_rate = 0;
+  double minor_fault_rate = 0;
+  double major_fault_rate = 0;
+  uint64_t rss_max_bytes = 0;
+  uint64_t rss_last_bytes = 0;
+  int threads = 0;
+  int processes = 0;
+  int64_t listen_overflows = 0;
+  int64_t listen_drops = 0;
+  int64_t tcp_retrans_segs = 0;
+  int64_t tcp_out_segs = 0;
+  double tcp_retrans_ratio = 0;
+  std::optional<PromWindow> app;  // the application's own metrics
+  std::string app_error;          // why `app` is missing, when it is
+};
+
+// Sums TickDeltas into windows of a fixed length. Pure (time is passed in).
+class WindowAggregator {
+ public:
+  WindowAggregator(absl::Duration window, absl::Time start) : window_(window), start_(start) {}
+  void Add(const TickDelta& d);
+  void AddError() { ++errors_; }
+  bool Due(absl::Time now) const { return now - start_ >= window_; }
+  // Closes the window at `now` and starts the next one.
+  WindowReport Close(absl::Time now);
+
+ private:
+  absl::Duration window_;
+  absl::Time start_;
+  TickDelta sum_;
+  uint64_t rss_max_ = 0;
+  int ticks_ = 0;
+  int errors_ = 0;
+};
+
+}  // namespace booster::agent
+
+#endif  // BOOSTER_SIDECAR_SAMPLER_H_

@@ -1,0 +1,220 @@
+#include "sidecar/sampler.h"
+
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "sidecar/file_util.h"
+
+namespace booster::agent {
+namespace {
+
+using ::testing::ElementsAre;
+
+// A fake /proc: files the sampler reads, rewritten between samples.
+class FakeProc {
+ public:
+  FakeProc() {
+    char tmpl[] = "/tmp/booster-fakeproc-XXXXXX";
+    root_ = mkdtemp(tmpl);
+  }
+  ~FakeProc() { std::system(("rm -rf " + root_).c_str()); }
+  const std::string& root() const { return root_; }
+
+  void Process(int pid, uint64_t start, uint64_t utime, uint64_t minflt, int64_t rss_pages) {
+    Mkdir(absl::StrCat(root_, "/", pid));
+    Mkdir(absl::StrCat(root_, "/", pid, "/task"));
+    Mkdir(absl::StrCat(root_, "/", pid, "/net"));
+    Write(absl::StrCat(root_, "/", pid, "/cmdline"), std::string("server\0--port\0", 14));
+    Write(absl::StrCat(root_, "/", pid, "/cgroup"), "1:cpu:/kubepods/pod1/ctr-abc\n");
+    Write(absl::StrCat(root_, "/", pid, "/stat"),
+          absl::StrCat(pid, " (server) S 1 1 1 0 -1 0 ", minflt, " 0 0 0 ", utime,
+                       " 0 0 0 20 0 2 0 ", start, " 1000 ", rss_pages, " 0"));
+  }
+  void Thread(int pid, int tid, uint64_t wait_ns, uint64_t slices, uint64_t vcs, uint64_t ivcs) {
+    std::string t = absl::StrCat(root_, "/", pid, "/task/", tid);
+    Mkdir(t);
+    Write(t + "/schedstat", absl::StrCat("1000 ", wait_ns, " ", slices, "\n"));
+    Write(t + "/status", absl::StrCat("Name:\tserver\nvoluntary_ctxt_switches:\t", vcs,
+                                      "\nnonvoluntary_ctxt_switches:\t", ivcs, "\n"));
+  }
+  void RemoveThread(int pid, int tid) {
+    std::system(absl::StrCat("rm -rf ", root_, "/", pid, "/task/", tid).c_str());
+  }
+  void Net(int pid, int64_t overflows, int64_t retrans, int64_t out) {
+    Write(absl::StrCat(root_, "/", pid, "/net/netstat"),
+          absl::StrCat("TcpExt: ListenOverflows ListenDrops\nTcpExt: ", overflows, " ", overflows,
+                       "\n"));
+    Write(absl::StrCat(root_, "/", pid, "/net/snmp"),
+          absl::StrCat("Tcp: RetransSegs OutSegs\nTcp: ", retrans, " ", out, "\n"));
+  }
+  void CpuStat(uint64_t periods, uint64_t throttled, uint64_t ns) {
+    Mkdir(root_ + "/cg");
+    Write(root_ + "/cg/cpu.stat", absl::StrCat("nr_periods ", periods, "\nnr_throttled ",
+                                               throttled, "\nthrottled_time ", ns, "\n"));
+  }
+  void CpuacctUsage(uint64_t ns) { Write(root_ + "/cg/cpuacct.usage", absl::StrCat(ns, "\n")); }
+
+ private:
+  static void Mkdir(const std::string& p) { mkdir(p.c_str(), 0755); }
+  static void Write(const std::string& p, const std::string& s) {
+    ASSERT_TRUE(WriteFileAtomically(p, s).ok()) << p;
+  }
+  std::string root_;
+};
+
+absl::Time T(int s) { return absl::FromUnixSeconds(1'700'000'000 + s); }
+
+TEST(SamplerTest, FindsTargetsByCgroupAndCommand) {
+  FakeProc p;
+  p.Process(10, 5, 0, 0, 1);
+  p.Process(11, 5, 0, 0, 1);
+  TargetSelector by_cgroup;
+  by_cgroup.cgroup_contains = "ctr-abc";
+  EXPECT_THAT(*FindTargets(p.root(), by_cgroup), ElementsAre(10, 11));
+  TargetSelector by_command;
+  by_command.command_contains = "server --port";
+  by_command.pids = {11};
+  EXPECT_THAT(*FindTargets(p.root(), by_command), ElementsAre(11));
+  TargetSelector miss;
+  miss.cgroup_contains = "ctr-other";
+  EXPECT_TRUE(FindTargets(p.root(), miss)->empty());
+  EXPECT_FALSE(FindTargets(p.root(), TargetSelector{}).ok());
+}
+
+TEST(SamplerTest, DifferencesPerThreadAcrossBirthAndExit) {
+  FakeProc p;
+  p.Process(10, 5, /*utime=*/100, /*minflt=*/1000, /*rss_pages=*/10);
+  p.Thread(10, 10, 1'000'000, 10, 5, 1);
+  p.Thread(10, 11, 2'000'000, 20, 7, 2);
+  p.Net(10, 3, 100, 1000);
+  p.CpuStat(100, 10, 5'000'000);
+  p.CpuacctUsage(7'000'000'000);
+  CgroupPaths cg;
+  cg.version = 1;
+  cg.cpu = p.root() + "/cg";
+  cg.cpuacct = p.root() + "/cg";
+  ProcessSampler s(p.root(), cg);
+  absl::StatusOr<TickDelta> base = s.Sample({10}, T(0));
+  ASSERT_TRUE(base.ok()) << base.status();
+  EXPECT_EQ(base->cpu_ns, 0u);
+  EXPECT_EQ(base->threads, 2);
+
+  // Thread 11 exits, thread 12 is born, thread 10 moves on.
+  p.Process(10, 5, 150, 1600, 20);
+  p.Thread(10, 10, 4'000'000, 15, 9, 1);
+  p.RemoveThread(10, 11);
+  p.Thread(10, 12, 500'000, 2, 1, 3);
+  p.Net(10, 5, 110, 2000);
+  p.CpuStat(110, 14, 9'000'000);
+  p.CpuacctUsage(7'800'000'000);
+  absl::StatusOr<TickDelta> d = s.Sample({10}, T(2));
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_DOUBLE_EQ(d->seconds, 2);
+  EXPECT_EQ(d->cpu_ns, 800'000'000u);  // from cpuacct.usage
+  EXPECT_EQ(d->runq_wait_ns, 3'000'000u + 500'000u);
+  EXPECT_EQ(d->timeslices, 5u + 2u);
+  EXPECT_EQ(d->voluntary_cs, 4u + 1u);
+  EXPECT_EQ(d->involuntary_cs, 0u + 3u);
+  EXPECT_EQ(d->minor_faults, 600u);
+  EXPECT_EQ(d->nr_periods, 10u);
+  EXPECT_EQ(d->nr_throttled, 4u);
+  EXPECT_EQ(d->throttled_ns, 4'000'000u);
+  EXPECT_EQ(d->listen_overflows, 2);
+  EXPECT_EQ(d->tcp_retrans_segs, 10);
+  EXPECT_EQ(d->tcp_out_segs, 1000);
+  EXPECT_EQ(d->rss_bytes, 20u * static_cast<uint64_t>(sysconf(_SC_PAGESIZE)));
+  EXPECT_EQ(d->threads, 2);
+}
+
+TEST(SamplerTest, PidReuseIsABaselineNotADelta) {
+  FakeProc p;
+  p.Process(10, 5, 100, 1000, 1);
+  p.Thread(10, 10, 1'000'000, 10, 5, 1);
+  ProcessSampler s(p.root(), CgroupPaths{});
+  ASSERT_TRUE(s.Sample({10}, T(0)).ok());
+  p.Process(10, /*start=*/999, 3, 10, 1);  // another process got pid 10
+  p.Thread(10, 10, 50'000'000, 1, 1, 1);
+  absl::StatusOr<TickDelta> d = s.Sample({10}, T(1));
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->cpu_ns, 0u);
+  EXPECT_EQ(d->runq_wait_ns, 0u);
+  EXPECT_EQ(d->minor_faults, 0u);
+}
+
+TEST(SamplerTest, AllTargetsGoneIsAnError) {
+  FakeProc p;
+  ProcessSampler s(p.root(), CgroupPaths{});
+  EXPECT_EQ(s.Sample({12345}, T(0)).status().code(), absl::StatusCode::kNotFound);
+}
+
+TEST(SamplerTest, WindowAggregatesRates) {
+  WindowAggregator w(absl::Seconds(10), T(0));
+  TickDelta d;
+  d.seconds = 1;
+  d.cpu_ns = 500'000'000;
+  d.runq_wait_ns = 100'000'000;
+  d.timeslices = 100;
+  d.voluntary_cs = 10;
+  d.nr_periods = 10;
+  d.nr_throttled = 5;
+  d.throttled_ns = 50'000'000;
+  d.tcp_out_segs = 100;
+  d.tcp_retrans_segs = 1;
+  for (int i = 0; i < 10; ++i) {
+    d.rss_bytes = 1000 + i * (i % 2 == 0 ? 100 : 0);
+    w.Add(d);
+    EXPECT_EQ(w.Due(T(i + 1)), i == 9);
+  }
+  w.AddError();
+  WindowReport r = w.Close(T(10));
+  EXPECT_DOUBLE_EQ(r.seconds, 10);
+  EXPECT_EQ(r.ticks, 10);
+  EXPECT_EQ(r.tick_errors, 1);
+  EXPECT_DOUBLE_EQ(r.cpu_cores, 0.5);
+  EXPECT_DOUBLE_EQ(r.runq_delay_per_second, 0.1);
+  EXPECT_DOUBLE_EQ(r.runq_delay_avg_us, 1000);
+  EXPECT_DOUBLE_EQ(r.voluntary_cs_rate, 10);
+  EXPECT_DOUBLE_EQ(r.throttled_ratio, 0.5);
+  EXPECT_DOUBLE_EQ(r.throttled_seconds, 0.5);
+  EXPECT_DOUBLE_EQ(r.tcp_retrans_ratio, 0.01);
+  EXPECT_EQ(r.rss_max_bytes, 1800u);
+  EXPECT_EQ(r.rss_last_bytes, 1000u);
+  // The next window starts empty at the close time.
+  EXPECT_FALSE(w.Due(T(19)));
+  EXPECT_EQ(w.Close(T(20)).ticks, 0);
+}
+
+TEST(SamplerTest, MeasuresARealBusyProcess) {
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    volatile uint64_t x = 0;
+    while (true) x = x + 1;
+  }
+  ProcessSampler s("/proc", CgroupPaths{});
+  ASSERT_TRUE(s.Sample({child}, absl::Now()).ok());
+  // Wait until the child has run for at least 20 ticks of CPU (it spins), then sample.
+  absl::StatusOr<TickDelta> d;
+  uint64_t cpu = 0;
+  for (int i = 0; i < 500 && cpu < 200'000'000; ++i) {
+    usleep(10'000);
+    d = s.Sample({child}, absl::Now());
+    ASSERT_TRUE(d.ok()) << d.status();
+    cpu += d->cpu_ns;
+  }
+  kill(child, SIGKILL);
+  waitpid(child, nullptr, 0);
+  EXPECT_GE(cpu, 200'000'000u);
+  EXPECT_EQ(d->threads, 1);
+  EXPECT_GT(d->rss_bytes, 0u);
+}
+
+}  // namespace
+}  // namespace booster::agent
