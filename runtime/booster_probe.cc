@@ -15,9 +15,11 @@
 //   affinity              -> "affinity <cpu list of the main thread>"
 //   fork                  -> "forked <pid>" (the child sleeps until the probe exits)
 //   exec                  -> the probe replaces itself with a fresh copy (same pipes)
+//   malloc                -> "malloc <file defining the malloc this process uses>"
 //   quit
 // Socket options are printed as "nodelay=N busy_poll=N rcvbuf=N sndbuf=N".
 #include <arpa/inet.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -213,6 +215,14 @@ int main(int argc, char** argv) {
       fflush(stdout);
       execv("/proc/self/exe", argv);
       printf("error %d\n", errno);
+    } else if (strcmp(cmd, "malloc") == 0) {
+      void* p = malloc(64);  // the allocator really serves this process
+      Dl_info info{};
+      void* sym = dlsym(RTLD_DEFAULT, "malloc");
+      printf("malloc %s\n", sym != nullptr && dladdr(sym, &info) != 0 && info.dli_fname != nullptr
+                                 ? info.dli_fname
+                                 : "?");
+      free(p);
     } else if (strcmp(cmd, "quit") == 0) {
       break;
     } else {
