@@ -1,0 +1,235 @@
+#include "operator/kube/client.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "operator/kube/api_status.h"
+
+namespace booster::kube {
+namespace {
+
+void AddParam(std::string* path, bool* first, absl::string_view key, absl::string_view value) {
+  if (value.empty()) return;
+  absl::StrAppend(path, *first ? "?" : "&", key, "=", QueryEscape(value));
+  *first = false;
+}
+
+// Longest wait honoured from a Retry-After header; a server asking for more is treated as
+// unavailable and the error goes back to the caller's own backoff.
+constexpr absl::Duration kMaxRetryAfter = absl::Seconds(30);
+
+}  // namespace
+
+std::string Resource::GroupVersionPath() const {
+  return group.empty() ? absl::StrCat("/api/", version) : absl::StrCat("/apis/", group, "/", version);
+}
+
+std::string Resource::ApiVersion() const {
+  return group.empty() ? version : absl::StrCat(group, "/", version);
+}
+
+std::string ResourcePath(const Resource& r, absl::string_view ns, absl::string_view name,
+                         absl::string_view subresource) {
+  std::string p = r.GroupVersionPath();
+  if (r.namespaced && !ns.empty()) absl::StrAppend(&p, "/namespaces/", QueryEscape(ns));
+  absl::StrAppend(&p, "/", r.resource);
+  if (!name.empty()) absl::StrAppend(&p, "/", QueryEscape(name));
+  if (!subresource.empty()) absl::StrAppend(&p, "/", subresource);
+  return p;
+}
+
+std::string QueryEscape(absl::string_view s) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  out.reserve(s.size());
+  for (unsigned char c : s) {
+    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+        c == '_' || c == '.' || c == '~') {
+      out.push_back(static_cast<char>(c));
+    } else {
+      out.push_back('%');
+      out.push_back(kHex[c >> 4]);
+      out.push_back(kHex[c & 15]);
+    }
+  }
+  return out;
+}
+
+Client::Client(const Config& config, std::unique_ptr<Transport> transport, Clock* clock)
+    : config_(config), transport_(std::move(transport)), clock_(clock),
+      limiter_(config.qps, config.burst, clock), tokens_(config, clock) {}
+
+absl::Status Client::AddAuth(HttpRequest* request) {
+  absl::StatusOr<std::string> token = tokens_.Token();
+  if (!token.ok()) return token.status();
+  if (!token->empty()) request->headers.emplace_back("Authorization", "Bearer " + *token);
+  request->headers.emplace_back("User-Agent", config_.user_agent);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> Client::Do(std::string method, std::string path, std::string body,
+                                       std::string content_type) {
+  HttpRequest req;
+  req.method = std::move(method);
+  req.path = std::move(path);
+  req.body = std::move(body);
+  req.timeout = config_.request_timeout;
+  req.headers.emplace_back("Accept", "application/json");
+  if (!req.body.empty()) req.headers.emplace_back("Content-Type", content_type);
+  if (absl::Status s = AddAuth(&req); !s.ok()) return s;
+  for (int attempt = 0;; ++attempt) {
+    limiter_.Wait();
+    absl::StatusOr<HttpResponse> resp = transport_->Send(req);
+    if (!resp.ok()) return resp.status();
+    absl::Status s = StatusFromHttp(resp->status, resp->body, resp->retry_after);
+    if (s.ok()) return std::move(resp->body);
+    // A 429 (or a 5xx with Retry-After) means the server did not act on the request, so
+    // any verb can be retried after the delay it asked for.
+    std::optional<absl::Duration> after = RetryAfter(s);
+    if (!after || attempt >= config_.max_retries || *after > kMaxRetryAfter ||
+        (resp->status != 429 && resp->status < 500)) {
+      return s;
+    }
+    clock_->SleepFor(std::max(*after, absl::Milliseconds(100)));
+  }
+}
+
+absl::StatusOr<Json> Client::DoJson(std::string method, std::string path, std::string body,
+                                    std::string content_type) {
+  absl::StatusOr<std::string> text =
+      Do(std::move(method), std::move(path), std::move(body), std::move(content_type));
+  if (!text.ok()) return text.status();
+  absl::StatusOr<Json> j = ParseJson(*text);
+  if (!j.ok()) return absl::InternalError(absl::StrCat("API server answer: ", j.status().message()));
+  return j;
+}
+
+absl::StatusOr<Json> Client::Get(const Resource& r, absl::string_view ns, absl::string_view name,
+                                 absl::string_view subresource) {
+  if (name.empty()) return absl::InvalidArgumentError("Get: empty name");
+  return DoJson("GET", ResourcePath(r, ns, name, subresource), "");
+}
+
+absl::StatusOr<Json> Client::List(const Resource& r, absl::string_view ns,
+                                  const ListOptions& options) {
+  std::string path = ResourcePath(r, ns);
+  bool first = true;
+  AddParam(&path, &first, "labelSelector", options.label_selector);
+  AddParam(&path, &first, "fieldSelector", options.field_selector);
+  if (options.limit > 0) AddParam(&path, &first, "limit", absl::StrCat(options.limit));
+  AddParam(&path, &first, "continue", options.continue_token);
+  AddParam(&path, &first, "resourceVersion", options.resource_version);
+  AddParam(&path, &first, "resourceVersionMatch", options.resource_version_match);
+  return DoJson("GET", std::move(path), "");
+}
+
+absl::StatusOr<Json> Client::ListAll(const Resource& r, absl::string_view ns,
+                                     ListOptions options) {
+  Json all;
+  Json items = Json::array();
+  for (;;) {
+    absl::StatusOr<Json> page = List(r, ns, options);
+    if (!page.ok()) return page.status();
+    auto it = page->find("items");
+    if (it != page->end() && it->is_array()) {
+      for (Json& item : *it) items.push_back(std::move(item));
+    }
+    std::string next = JsonString(*page, "/metadata/continue");
+    all = std::move(*page);
+    if (next.empty()) break;
+    options.continue_token = std::move(next);
+    // Later pages are served from the first page's snapshot; a resourceVersion must not
+    // be combined with continue.
+    options.resource_version.clear();
+    options.resource_version_match.clear();
+  }
+  all["items"] = std::move(items);
+  return all;
+}
+
+absl::StatusOr<Json> Client::Create(const Resource& r, absl::string_view ns, const Json& obj) {
+  return DoJson("POST", ResourcePath(r, ns), obj.dump());
+}
+
+absl::StatusOr<Json> Client::Update(const Resource& r, absl::string_view ns, const Json& obj,
+                                    absl::string_view subresource) {
+  std::string name = JsonString(obj, "/metadata/name");
+  if (name.empty()) return absl::InvalidArgumentError("Update: object has no metadata.name");
+  return DoJson("PUT", ResourcePath(r, ns, name, subresource), obj.dump());
+}
+
+absl::StatusOr<Json> Client::Patch(const Resource& r, absl::string_view ns, absl::string_view name,
+                                   PatchType type, const Json& patch,
+                                   const PatchOptions& options) {
+  if (name.empty()) return absl::InvalidArgumentError("Patch: empty name");
+  std::string content_type;
+  switch (type) {
+    case PatchType::kMerge:
+      content_type = "application/merge-patch+json";
+      break;
+    case PatchType::kJson:
+      content_type = "application/json-patch+json";
+      break;
+    case PatchType::kStrategicMerge:
+      content_type = "application/strategic-merge-patch+json";
+      break;
+    case PatchType::kApply:
+      content_type = "application/apply-patch+yaml";  // JSON is valid YAML
+      if (options.field_manager.empty()) {
+        return absl::InvalidArgumentError("server-side apply needs a field manager");
+      }
+      break;
+  }
+  std::string path = ResourcePath(r, ns, name, options.subresource);
+  bool first = true;
+  AddParam(&path, &first, "fieldManager", options.field_manager);
+  if (type == PatchType::kApply && options.force) AddParam(&path, &first, "force", "true");
+  return DoJson("PATCH", std::move(path), patch.dump(), content_type);
+}
+
+absl::Status Client::Delete(const Resource& r, absl::string_view ns, absl::string_view name,
+                            const DeleteOptions& options) {
+  if (name.empty()) return absl::InvalidArgumentError("Delete: empty name");
+  Json body = {{"kind", "DeleteOptions"}, {"apiVersion", "v1"}};
+  if (!options.precondition_uid.empty()) body["preconditions"]["uid"] = options.precondition_uid;
+  if (!options.precondition_resource_version.empty()) {
+    body["preconditions"]["resourceVersion"] = options.precondition_resource_version;
+  }
+  if (!options.propagation_policy.empty()) {
+    body["propagationPolicy"] = options.propagation_policy;
+  }
+  if (options.grace_period_seconds) body["gracePeriodSeconds"] = *options.grace_period_seconds;
+  return Do("DELETE", ResourcePath(r, ns, name), body.dump()).status();
+}
+
+absl::StatusOr<std::unique_ptr<ResponseStream>> Client::Watch(const Resource& r,
+                                                              absl::string_view ns,
+                                                              const WatchOptions& options) {
+  std::string path = ResourcePath(r, ns);
+  bool first = true;
+  AddParam(&path, &first, "watch", "1");
+  AddParam(&path, &first, "labelSelector", options.label_selector);
+  AddParam(&path, &first, "fieldSelector", options.field_selector);
+  AddParam(&path, &first, "resourceVersion", options.resource_version);
+  if (options.timeout_seconds > 0) {
+    AddParam(&path, &first, "timeoutSeconds", absl::StrCat(options.timeout_seconds));
+  }
+  if (options.allow_bookmarks) AddParam(&path, &first, "allowWatchBookmarks", "true");
+  HttpRequest req;
+  req.method = "GET";
+  req.path = std::move(path);
+  // The server sends bookmarks about once a minute and closes after timeoutSeconds; allow
+  // that much silence plus slack before calling the connection dead.
+  req.timeout = absl::Seconds(std::max<int64_t>(options.timeout_seconds, 60) + 60);
+  req.headers.emplace_back("Accept", "application/json");
+  if (absl::Status s = AddAuth(&req); !s.ok()) return s;
+  limiter_.Wait();
+  absl::StatusOr<StreamResponse> resp = transport_->Stream(req);
+  if (!resp.ok()) return resp.status();
+  absl::Status s = StatusFromHttp(resp->status, resp->error_body, resp->retry_after);
+  if (!s.ok()) return s;
+  return std::move(resp->stream);
+}
+
+}  // namespace booster::kube
