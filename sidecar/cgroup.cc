@@ -121,11 +121,13 @@ CgroupPaths ResolveCgroupPaths(const std::vector<CgroupMount>& mounts,
       for (const CgroupMount& m : mounts) {
         if (!m.v2 && HasController(m.controllers, controller)) {
           *on_v1 = true;
+          if (controller == "cpu") out.cpu_is_root = e.path == "/";
           return JoinCgroupPath(m, e.path);
         }
       }
     }
     *on_v1 = false;
+    if (controller == "cpu" && v2_entry != nullptr) out.cpu_is_root = v2_entry->path == "/";
     if (v2_mount != nullptr && v2_entry != nullptr) return JoinCgroupPath(*v2_mount, v2_entry->path);
     return "";
   };

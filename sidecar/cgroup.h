@@ -53,6 +53,9 @@ struct CgroupPaths {
   std::string cpuacct;  // v1 cpuacct (usage); same as cpu on v2
   std::string cpuset;
   std::string memory;
+  // The cpu cgroup is the root of its hierarchy as the reader sees it: on the host
+  // (initial cgroup namespace) its counters are the whole machine's, not a container's.
+  bool cpu_is_root = false;
 };
 
 struct CpuStat {

@@ -41,6 +41,9 @@ TEST(CgroupTest, ParsesV1ProcCgroupAndMounts) {
   EXPECT_EQ(p.cpuacct, "/sys/fs/cgroup/cpuacct");
   EXPECT_EQ(p.cpuset, "/sys/fs/cgroup/cpuset/booster-fixture-5329");
   EXPECT_EQ(p.memory, "/sys/fs/cgroup/memory/booster-fixture-5329");
+  EXPECT_FALSE(p.cpu_is_root);
+  std::vector<CgroupEntry> root = {{1, {"cpu"}, "/"}};
+  EXPECT_TRUE(ResolveCgroupPaths(*m, root).cpu_is_root);
 }
 
 TEST(CgroupTest, ResolvesV2) {

@@ -2,11 +2,19 @@
 //   topology [--json] [--pid P] [--topology-synthetic D]       what the container may use
 //   plan [--json] [--topology-synthetic D] [--cpuset L] [--cpu-quota C] [--memory-limit B]
 //        [--cross-numa] [--gomemlimit-fraction F] [--pid P]   the placement plan
+//   run --state-dir DIR (--target-pid L | --target-cgroup S | --target-command S) ...
+//                                                               the agent itself
+//   revert --state-dir DIR [--netns PATH]                      undo what a dead agent left
+//   install DIR [--lib PATH] [--allocator NAME]                 the init-container mode
 // See docs/agent.md.
+#include <fcntl.h>
 #include <sched.h>
+#include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <string>
 #include <vector>
@@ -15,7 +23,11 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "common/clock.h"
+#include "sidecar/agent.h"
 #include "sidecar/cgroup.h"
+#include "sidecar/install.h"
 #include "sidecar/cpu_list.h"
 #include "sidecar/json_writer.h"
 #include "sidecar/planner.h"
@@ -37,6 +49,10 @@ struct Args {
 };
 
 const std::vector<std::string> kSwitches = {"json", "cross-numa", "help"};
+
+std::atomic<bool> g_stop{false};
+
+void OnSignal(int) { g_stop.store(true); }
 
 absl::StatusOr<Args> ParseArgs(int argc, char** argv, int first) {
   Args a;
@@ -179,13 +195,140 @@ int CmdPlan(const Args& a) {
   return 0;
 }
 
+// Joins a namespace of another process (e.g. the pod's network namespace when the agent
+// runs outside it). Must run before any thread starts: setns applies to the caller only.
+absl::Status JoinNamespace(const std::string& path, int nstype) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return absl::NotFoundError(absl::StrCat("open namespace ", path));
+  int rc = setns(fd, nstype);
+  close(fd);
+  if (rc != 0) return absl::PermissionDeniedError(absl::StrCat("setns ", path));
+  return absl::OkStatus();
+}
+
+absl::Status JoinNamespaces(const Args& a) {
+  if (a.Has("netns")) {
+    if (absl::Status s = JoinNamespace(a.Get("netns"), CLONE_NEWNET); !s.ok()) return s;
+  }
+  if (a.Has("ipcns")) {
+    if (absl::Status s = JoinNamespace(a.Get("ipcns"), CLONE_NEWIPC); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<AgentConfig> ConfigFromArgs(const Args& a) {
+  AgentConfig c;
+  if (!a.Has("state-dir")) {
+    return absl::InvalidArgumentError("--state-dir (the shared volume) is required");
+  }
+  std::string dir = a.Get("state-dir");
+  c.journal_path = dir + "/agent.journal";
+  c.control_path = a.Get("control-file", dir + "/control");
+  const char* pod_env = std::getenv("POD_NAME");
+  char host[256] = {0};
+  gethostname(host, sizeof(host) - 1);
+  c.pod = a.Get("pod", pod_env != nullptr ? pod_env : host);
+  if (a.Has("target-pid")) {
+    for (absl::string_view p : absl::StrSplit(a.Get("target-pid"), ',', absl::SkipEmpty())) {
+      int pid = 0;
+      if (!absl::SimpleAtoi(p, &pid)) return absl::InvalidArgumentError("--target-pid needs numbers");
+      c.selector.pids.push_back(pid);
+    }
+  }
+  c.selector.cgroup_contains = a.Get("target-cgroup");
+  c.selector.command_contains = a.Get("target-command");
+  c.app_metrics_url = a.Get("app-metrics-url");
+  double secs = 0;
+  if (a.Has("window")) {
+    if (!absl::SimpleAtod(a.Get("window"), &secs) || secs <= 0) {
+      return absl::InvalidArgumentError("--window needs seconds > 0");
+    }
+    c.window = absl::Seconds(secs);
+  }
+  if (a.Has("tick")) {
+    if (!absl::SimpleAtod(a.Get("tick"), &secs) || secs <= 0) {
+      return absl::InvalidArgumentError("--tick needs seconds > 0");
+    }
+    c.tick = absl::Seconds(secs);
+  }
+  if (a.Has("max-ticks") && !absl::SimpleAtoi(a.Get("max-ticks"), &c.max_ticks)) {
+    return absl::InvalidArgumentError("--max-ticks needs a number");
+  }
+  return c;
+}
+
+int CmdRun(const Args& a) {
+  if (absl::Status s = JoinNamespaces(a); !s.ok()) return Fail(s);
+  absl::StatusOr<AgentConfig> config = ConfigFromArgs(a);
+  if (!config.ok()) return Fail(config.status());
+  absl::StatusOr<std::unique_ptr<JsonLinesReporter>> reporter =
+      JsonLinesReporter::Open(a.Get("report-file", "-"));
+  if (!reporter.ok()) return Fail(reporter.status());
+  std::unique_ptr<FileDirectiveSource> directives;
+  if (a.Has("directive-file")) {
+    directives = std::make_unique<FileDirectiveSource>(a.Get("directive-file"));
+  }
+  AgentMetrics metrics(config->pod);
+  std::unique_ptr<MetricsServer> server;
+  if (a.Has("metrics-address")) {
+    absl::StatusOr<std::unique_ptr<MetricsServer>> s =
+        MetricsServer::Start(a.Get("metrics-address"), &metrics);
+    if (!s.ok()) return Fail(s.status());
+    server = *std::move(s);
+    std::fprintf(stderr, "booster-agent: /metrics and /healthz on port %d\n", server->port());
+  }
+  struct sigaction sa {};
+  sa.sa_handler = OnSignal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGTERM, &sa, nullptr);
+  sigaction(SIGINT, &sa, nullptr);
+  Agent agent(*config, &RealClock::Get(), directives.get(), reporter->get(), &metrics);
+  absl::Status s = agent.Run(g_stop);
+  if (!s.ok()) return Fail(s);
+  return 0;
+}
+
+int CmdRevert(const Args& a) {
+  if (absl::Status s = JoinNamespaces(a); !s.ok()) return Fail(s);
+  if (!a.Has("state-dir")) return Fail(absl::InvalidArgumentError("--state-dir is required"));
+  absl::StatusOr<Journal> j = Journal::Open(a.Get("state-dir") + "/agent.journal");
+  if (!j.ok()) return Fail(j.status());
+  Appliers appliers(&*j);
+  std::vector<std::string> log;
+  absl::Status s = appliers.RevertAll(&log);
+  for (const std::string& l : log) std::printf("%s\n", l.c_str());
+  if (!s.ok()) return Fail(s);
+  return 0;
+}
+
+int CmdInstall(const Args& a) {
+  if (a.positional.size() != 1) {
+    return Fail(absl::InvalidArgumentError("usage: booster-agent install <dir> [--lib PATH]"));
+  }
+  InstallOptions o;
+  o.dir = a.positional[0];
+  const char* env = std::getenv("BOOSTER_LIB");
+  o.library = a.Get("lib", env != nullptr ? env : "");
+  o.allocator = a.Get("allocator", "none");
+  absl::StatusOr<std::vector<std::string>> files = InstallRuntime(o);
+  if (!files.ok()) return Fail(files.status());
+  for (const std::string& f : *files) std::printf("installed %s\n", f.c_str());
+  return 0;
+}
+
 void Usage() {
   std::fprintf(stderr,
                "usage: booster-agent <command> [flags]\n"
                "  topology [--json] [--pid P] [--topology-synthetic D] [--cpuset L]\n"
                "  plan [--json] [--topology-synthetic D] [--cpuset L] [--mems L]\n"
                "       [--cpu-quota CORES] [--memory-limit BYTES] [--cross-numa]\n"
-               "       [--gomemlimit-fraction F] [--max-cpus N] [--pid P]\n");
+               "       [--gomemlimit-fraction F] [--max-cpus N] [--pid P]\n"
+               "  run --state-dir DIR [--target-pid L] [--target-cgroup S] [--target-command S]\n"
+               "      [--directive-file F] [--report-file F|-] [--control-file F]\n"
+               "      [--metrics-address HOST:PORT] [--app-metrics-url URL] [--window S]\n"
+               "      [--tick S] [--netns PATH] [--ipcns PATH] [--pod NAME] [--max-ticks N]\n"
+               "  revert --state-dir DIR [--netns PATH] [--ipcns PATH]\n"
+               "  install DIR [--lib PATH] [--allocator none|jemalloc|mimalloc|tcmalloc|PATH]\n");
 }
 
 }  // namespace
@@ -202,6 +345,9 @@ int main(int argc, char** argv) {
   if (!args.ok()) return Fail(args.status());
   if (cmd == "topology") return CmdTopology(*args);
   if (cmd == "plan") return CmdPlan(*args);
+  if (cmd == "run") return CmdRun(*args);
+  if (cmd == "revert") return CmdRevert(*args);
+  if (cmd == "install") return CmdInstall(*args);
   Usage();
   return 2;
 }

@@ -1,0 +1,83 @@
+// The agent loop: recover what an earlier agent left, then once a tick poll for a
+// directive, sample the targets, and close report windows; on stop, revert everything.
+// All outside effects go through Appliers (journaled), all time through the Clock, all
+// directives through a DirectiveSource and all reporting through a Reporter.
+//
+//   Agent agent(config, &clock, &directives, &reporter, &metrics);
+//   absl::Status s = agent.Run(stop_flag);   // returns after stop_flag turns true
+#ifndef BOOSTER_SIDECAR_AGENT_H_
+#define BOOSTER_SIDECAR_AGENT_H_
+
+#include <atomic>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "common/clock.h"
+#include "sidecar/appliers.h"
+#include "sidecar/directive.h"
+#include "sidecar/journal.h"
+#include "sidecar/metrics.h"
+#include "sidecar/planner.h"
+#include "sidecar/prom_text.h"
+#include "sidecar/reporter.h"
+#include "sidecar/sampler.h"
+#include "sidecar/topology.h"
+
+namespace booster::agent {
+
+struct AgentConfig {
+  std::string pod = "unknown";
+  TargetSelector selector;
+  std::string journal_path;   // on the pod's shared volume
+  std::string control_path;   // the libbooster.so control page
+  std::string app_metrics_url;  // empty: do not scrape the application
+  absl::Duration tick = absl::Seconds(1);
+  absl::Duration window = absl::Seconds(10);
+  std::string proc_root = "/proc";
+  int max_ticks = 0;  // 0: run until stopped
+};
+
+class Agent {
+ public:
+  // Nothing is owned; `metrics` may be null.
+  Agent(AgentConfig config, Clock* clock, DirectiveSource* directives, Reporter* reporter,
+        AgentMetrics* metrics);
+
+  // Runs until `stop` is true (checked every 100 ms of clock time) or max_ticks, then
+  // reverts every change. Errors only when the journal cannot be used.
+  absl::Status Run(const std::atomic<bool>& stop);
+
+  // For tests and the `revert` command: reverts what the journal holds.
+  absl::Status RevertAll(const std::string& why);
+
+ private:
+  void HandleDirective(const Directive& d);
+  void Tick();
+  void CloseWindow();
+  absl::Status ApplyDirective(const Directive& d, AppliedStatus* status);
+
+  AgentConfig config_;
+  Clock* clock_;
+  DirectiveSource* directives_;
+  Reporter* reporter_;
+  AgentMetrics* metrics_;
+  std::optional<Journal> journal_;
+  std::optional<Topology> topology_;
+  std::string arm_ = "baseline";
+  std::optional<Directive> active_;  // the applied directive, if any
+  std::vector<int> targets_;
+  std::vector<int> placed_;  // pids whose threads were pinned
+  std::optional<Plan> plan_;
+  std::unique_ptr<ProcessSampler> sampler_;
+  std::unique_ptr<WindowAggregator> windows_;
+  std::optional<PromScrape> last_scrape_;
+  absl::Time last_scrape_time_;
+  int ticks_ = 0;
+};
+
+}  // namespace booster::agent
+
+#endif  // BOOSTER_SIDECAR_AGENT_H_

@@ -1,0 +1,179 @@
+// The agent loop in-process against a real child process: a directive applies, the
+// reports flow, a rollback directive and the shutdown revert restore the affinity, and
+// a journal left by a dead agent is reverted at start-up.
+#include "sidecar/agent.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <deque>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "sidecar/cpu_list.h"
+
+namespace booster::agent {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+std::vector<int> Affinity(int pid) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(pid, sizeof(set), &set) != 0) return {};
+  std::vector<int> out;
+  for (int c = 0; c < CPU_SETSIZE; ++c) {
+    if (CPU_ISSET(c, &set)) out.push_back(c);
+  }
+  return out;
+}
+
+// Hands out scripted directives, one per Poll.
+class ScriptedDirectives : public DirectiveSource {
+ public:
+  std::deque<std::optional<Directive>> script;
+  absl::StatusOr<std::optional<Directive>> Poll() override {
+    if (script.empty()) return std::optional<Directive>();
+    std::optional<Directive> d = script.front();
+    script.pop_front();
+    return d;
+  }
+};
+
+class RecordingReporter : public Reporter {
+ public:
+  explicit RecordingReporter(pid_t watched) : watched_(watched) {}
+  void Hello(const HelloInfo& info) override { hellos.push_back(info); }
+  void Applied(const AppliedStatus& s) override {
+    applied.push_back(s);
+    affinity_at_applied.push_back(Affinity(watched_));
+  }
+  void Report(const WindowReport& r, const std::string&, const std::string& arm) override {
+    reports.push_back(r);
+    arms.push_back(arm);
+  }
+  std::vector<HelloInfo> hellos;
+  std::vector<AppliedStatus> applied;
+  std::vector<std::vector<int>> affinity_at_applied;
+  std::vector<WindowReport> reports;
+  std::vector<std::string> arms;
+
+ private:
+  pid_t watched_;
+};
+
+class AgentTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (Affinity(0).size() < 2) GTEST_SKIP() << "needs two CPUs";
+    char tmpl[] = "/tmp/booster-agent-XXXXXX";
+    dir_ = mkdtemp(tmpl);
+    child_ = fork();
+    if (child_ == 0) {
+      while (true) pause();
+    }
+    config_.journal_path = dir_ + "/agent.journal";
+    config_.control_path = dir_ + "/control";
+    config_.selector.pids = {child_};
+    config_.tick = absl::Milliseconds(10);
+    config_.window = absl::Milliseconds(30);
+    config_.pod = "test-pod";
+  }
+  void TearDown() override {
+    if (child_ > 0) {
+      kill(child_, SIGKILL);
+      waitpid(child_, nullptr, 0);
+    }
+    std::system(("rm -rf " + dir_).c_str());
+  }
+  Directive Apply(int64_t gen) {
+    Directive d = *ParseDirective("action = apply\narm = canary\nplacement = true\n"
+                                  "runtime.listen_backlog = 1024\n");
+    d.generation = gen;
+    d.policy.max_cpus = 1;  // the child has no quota: ask for one CPU so affinity changes
+    return d;
+  }
+  std::string dir_;
+  pid_t child_ = -1;
+  AgentConfig config_;
+};
+
+TEST_F(AgentTest, AppliesReportsRollsBackAndRevertsOnStop) {
+  std::vector<int> original = Affinity(child_);
+  ScriptedDirectives directives;
+  directives.script = {Apply(1), std::nullopt, std::nullopt, std::nullopt, std::nullopt};
+  Directive rollback;
+  rollback.generation = 2;
+  rollback.action = Directive::Action::kRollback;
+  directives.script.push_back(rollback);
+  directives.script.push_back(Apply(3));
+  RecordingReporter reporter(child_);
+  config_.max_ticks = 12;
+  Agent agent(config_, &RealClock::Get(), &directives, &reporter, nullptr);
+  std::atomic<bool> stop{false};
+  ASSERT_TRUE(agent.Run(stop).ok());
+
+  ASSERT_EQ(reporter.hellos.size(), 1u);
+  // apply(1); revert before rollback; rollback(2); apply(3); shutdown revert.
+  std::vector<std::string> actions;
+  for (const AppliedStatus& s : reporter.applied) actions.push_back(s.action);
+  EXPECT_THAT(actions, ElementsAre("apply", "revert-before-rollback", "rollback", "apply",
+                                   "shutdown"));
+  ASSERT_TRUE(reporter.applied[0].ok) << reporter.applied[0].failed.front();
+  ASSERT_TRUE(reporter.applied[0].plan.has_value());
+  EXPECT_EQ(reporter.applied[0].plan->cpus.size(), 1u);
+  EXPECT_EQ(reporter.affinity_at_applied[0], reporter.applied[0].plan->cpus);
+  EXPECT_EQ(reporter.affinity_at_applied[2], original);  // after rollback
+  EXPECT_EQ(reporter.affinity_at_applied[3], reporter.applied[3].plan->cpus);
+  EXPECT_EQ(Affinity(child_), original);  // after shutdown
+  EXPECT_TRUE(Journal::Open(config_.journal_path)->empty());
+  ASSERT_FALSE(reporter.reports.empty());
+  EXPECT_EQ(reporter.reports.front().processes, 1);
+  EXPECT_EQ(reporter.arms.back(), "canary");
+}
+
+TEST_F(AgentTest, RecoversTheJournalOfADeadAgent) {
+  std::vector<int> original = Affinity(child_);
+  {
+    // A "dead" agent: applied and never reverted.
+    absl::StatusOr<Journal> j = Journal::Open(config_.journal_path);
+    Appliers a(&*j);
+    ASSERT_TRUE(a.SetAffinity({child_}, {original[0]}).ok());
+  }
+  ASSERT_THAT(Affinity(child_), ElementsAre(original[0]));
+  RecordingReporter reporter(child_);
+  config_.max_ticks = 1;
+  Agent agent(config_, &RealClock::Get(), nullptr, &reporter, nullptr);
+  std::atomic<bool> stop{false};
+  ASSERT_TRUE(agent.Run(stop).ok());
+  ASSERT_FALSE(reporter.applied.empty());
+  EXPECT_EQ(reporter.applied[0].action, "recover");
+  EXPECT_EQ(reporter.affinity_at_applied[0], original);
+  EXPECT_EQ(Affinity(child_), original);
+}
+
+TEST_F(AgentTest, FailedDirectiveLeavesNothingBehind) {
+  std::vector<int> original = Affinity(child_);
+  Directive d = Apply(1);
+  d.sysctls.emplace_back("net.ipv4.this_key_does_not_exist", "1");
+  ScriptedDirectives directives;
+  directives.script = {d};
+  RecordingReporter reporter(child_);
+  config_.max_ticks = 2;
+  Agent agent(config_, &RealClock::Get(), &directives, &reporter, nullptr);
+  std::atomic<bool> stop{false};
+  ASSERT_TRUE(agent.Run(stop).ok());
+  ASSERT_FALSE(reporter.applied.empty());
+  EXPECT_FALSE(reporter.applied[0].ok);
+  EXPECT_THAT(reporter.applied[0].failed.front(), HasSubstr("this_key_does_not_exist"));
+  EXPECT_EQ(reporter.affinity_at_applied[0], original);
+  EXPECT_TRUE(Journal::Open(config_.journal_path)->empty());
+}
+
+}  // namespace
+}  // namespace booster::agent

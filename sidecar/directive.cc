@@ -1,0 +1,159 @@
+#include "sidecar/directive.h"
+
+#include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "sidecar/file_util.h"
+#include "sidecar/sysctl_policy.h"
+
+namespace booster::agent {
+namespace {
+
+bool ParseBool(absl::string_view v, bool* out) {
+  if (v == "true" || v == "on" || v == "1" || v == "yes") {
+    *out = true;
+    return true;
+  }
+  if (v == "false" || v == "off" || v == "0" || v == "no") {
+    *out = false;
+    return true;
+  }
+  return false;
+}
+
+void SetFeature(booster_control* page, uint64_t bit, bool on) {
+  if (on) {
+    page->features |= bit;
+  } else {
+    page->features &= ~bit;
+  }
+}
+
+}  // namespace
+
+const char* ActionName(Directive::Action a) {
+  switch (a) {
+    case Directive::Action::kApply: return "apply";
+    case Directive::Action::kRollback: return "rollback";
+    case Directive::Action::kObserve: return "observe";
+  }
+  return "?";
+}
+
+absl::StatusOr<Directive> ParseDirective(absl::string_view text) {
+  Directive d;
+  booster_control_init(&d.page);
+  int line_no = 0;
+  for (absl::string_view raw : absl::StrSplit(text, '\n')) {
+    ++line_no;
+    absl::string_view line = raw.substr(0, raw.find('#'));
+    line = absl::StripAsciiWhitespace(line);
+    if (line.empty()) continue;
+    size_t eq = line.find('=');
+    auto bad = [&](absl::string_view why) {
+      return absl::InvalidArgumentError(absl::StrCat("directive line ", line_no, ": ", why));
+    };
+    if (eq == absl::string_view::npos) return bad("expected key = value");
+    std::string key(absl::StripAsciiWhitespace(line.substr(0, eq)));
+    std::string value(absl::StripAsciiWhitespace(line.substr(eq + 1)));
+    bool b = false;
+    int i = 0;
+    if (key == "generation") {
+      if (!absl::SimpleAtoi(value, &d.generation) || d.generation < 0) return bad("bad generation");
+    } else if (key == "action") {
+      if (value == "apply") {
+        d.action = Directive::Action::kApply;
+      } else if (value == "rollback") {
+        d.action = Directive::Action::kRollback;
+      } else if (value == "observe") {
+        d.action = Directive::Action::kObserve;
+      } else {
+        return bad("action must be apply, rollback or observe");
+      }
+    } else if (key == "arm") {
+      if (value != "baseline" && value != "canary") return bad("arm must be baseline or canary");
+      d.arm = value;
+    } else if (key == "placement") {
+      if (!ParseBool(value, &d.placement)) return bad("placement must be true or false");
+    } else if (key == "cross_numa") {
+      if (!ParseBool(value, &d.policy.allow_cross_numa)) return bad("cross_numa must be true or false");
+    } else if (key == "migrate_memory") {
+      if (!ParseBool(value, &d.migrate_memory)) return bad("migrate_memory must be true or false");
+    } else if (key == "gomemlimit_fraction") {
+      if (!absl::SimpleAtod(value, &d.policy.gomemlimit_fraction) ||
+          d.policy.gomemlimit_fraction <= 0 || d.policy.gomemlimit_fraction > 1) {
+        return bad("gomemlimit_fraction must be in (0, 1]");
+      }
+    } else if (absl::StartsWith(key, "sysctl.")) {
+      std::string name = key.substr(7);
+      if (absl::Status s = CheckSysctl(name); !s.ok()) return bad(s.message());
+      if (value.empty()) return bad(absl::StrCat("sysctl ", name, " needs a value"));
+      d.sysctls.emplace_back(name, value);
+    } else if (absl::StartsWith(key, "runtime.")) {
+      d.runtime = true;
+      std::string name = key.substr(8);
+      if (name == "listen_backlog") {
+        if (!absl::SimpleAtoi(value, &i) || i <= 0) return bad("listen_backlog must be > 0");
+        d.page.listen_backlog = i;
+        SetFeature(&d.page, BOOSTER_FEATURE_LISTEN_BACKLOG, true);
+      } else if (name == "tcp_nodelay" || name == "tcp_quickack" || name == "coarse_clock") {
+        if (!ParseBool(value, &b)) return bad(absl::StrCat(name, " must be true or false"));
+        uint64_t bit = name == "tcp_nodelay"    ? BOOSTER_FEATURE_TCP_NODELAY
+                       : name == "tcp_quickack" ? BOOSTER_FEATURE_TCP_QUICKACK
+                                                : BOOSTER_FEATURE_COARSE_CLOCK;
+        SetFeature(&d.page, bit, b);
+      } else if (name == "busy_poll_us") {
+        if (!absl::SimpleAtoi(value, &i) || i <= 0) return bad("busy_poll_us must be > 0");
+        d.page.busy_poll_us = i;
+        SetFeature(&d.page, BOOSTER_FEATURE_BUSY_POLL, true);
+      } else if (name == "rcvbuf_bytes" || name == "sndbuf_bytes") {
+        if (!absl::SimpleAtoi(value, &i) || i <= 0) return bad(absl::StrCat(name, " must be > 0"));
+        (name == "rcvbuf_bytes" ? d.page.rcvbuf_bytes : d.page.sndbuf_bytes) = i;
+        SetFeature(&d.page, BOOSTER_FEATURE_SOCKET_BUFFERS, true);
+      } else if (name == "thread_placement") {
+        if (value == "off") {
+          SetFeature(&d.page, BOOSTER_FEATURE_THREAD_PLACEMENT, false);
+        } else if (value == "pin" || value == "confine") {
+          d.page.thread_mode = value == "pin" ? BOOSTER_THREADS_PIN : BOOSTER_THREADS_CONFINE;
+          SetFeature(&d.page, BOOSTER_FEATURE_THREAD_PLACEMENT, true);
+        } else {
+          return bad("thread_placement must be pin, confine or off");
+        }
+      } else if (name == "numa_mempolicy") {
+        if (value == "off") {
+          SetFeature(&d.page, BOOSTER_FEATURE_NUMA_MEMPOLICY, false);
+        } else if (value == "preferred" || value == "bind") {
+          d.page.numa_mode = value == "bind" ? BOOSTER_NUMA_BIND : BOOSTER_NUMA_PREFERRED;
+          SetFeature(&d.page, BOOSTER_FEATURE_NUMA_MEMPOLICY, true);
+        } else {
+          return bad("numa_mempolicy must be preferred, bind or off");
+        }
+      } else {
+        return bad(absl::StrCat("unknown runtime setting ", name));
+      }
+    } else {
+      return bad(absl::StrCat("unknown key ", key));
+    }
+  }
+  return d;
+}
+
+absl::StatusOr<std::optional<Directive>> FileDirectiveSource::Poll() {
+  absl::StatusOr<std::string> text = ReadFile(path_);
+  if (!text.ok()) {
+    if (absl::IsNotFound(text.status())) return std::optional<Directive>();
+    return text.status();
+  }
+  if (*text == last_text_) return std::optional<Directive>();
+  last_text_ = *text;
+  absl::StatusOr<Directive> d = ParseDirective(*text);
+  if (!d.ok()) return d.status();
+  if (d->generation <= last_generation_) return std::optional<Directive>();
+  last_generation_ = d->generation;
+  return std::optional<Directive>(*std::move(d));
+}
+
+}  // namespace booster::agent

@@ -1,0 +1,73 @@
+// Directives: what the operator asks this agent to do (profile generation, arm, and the
+// tuning). Until the gRPC stream lands they come from a local file the agent polls
+// (DirectiveSource is the seam). The file format is `key = value` lines, `#` comments:
+//
+//   generation = 3
+//   action = apply            # apply | rollback | observe
+//   arm = canary
+//   placement = true          # pin target threads to the planned CPUs
+//   cross_numa = false
+//   migrate_memory = false    # move pages onto the planned NUMA nodes
+//   sysctl.net.core.somaxconn = 4096
+//   runtime.listen_backlog = 4096      # libbooster.so control page
+//   runtime.tcp_nodelay = true
+//   runtime.thread_placement = pin     # pin | confine | off
+//   runtime.numa_mempolicy = preferred # preferred | bind | off
+#ifndef BOOSTER_SIDECAR_DIRECTIVE_H_
+#define BOOSTER_SIDECAR_DIRECTIVE_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "runtime/include/booster/control.h"
+#include "sidecar/planner.h"
+
+namespace booster::agent {
+
+struct Directive {
+  enum class Action { kObserve, kApply, kRollback };
+  int64_t generation = 0;
+  Action action = Action::kObserve;
+  std::string arm = "baseline";
+  bool placement = false;
+  bool migrate_memory = false;
+  PlacementPolicy policy;
+  std::vector<std::pair<std::string, std::string>> sysctls;  // in file order
+  bool runtime = false;  // any runtime.* key: publish a control page
+  booster_control page{};  // features and values; the CPU list is filled from the plan
+};
+
+const char* ActionName(Directive::Action a);
+
+// kInvalidArgument with the line number for unknown keys, bad values, and sysctls
+// outside the namespaced allowlist.
+absl::StatusOr<Directive> ParseDirective(absl::string_view text);
+
+// Where directives come from.
+class DirectiveSource {
+ public:
+  virtual ~DirectiveSource() = default;
+  // A directive with a higher generation than the last one returned, if any.
+  virtual absl::StatusOr<std::optional<Directive>> Poll() = 0;
+};
+
+// Polls a file; a missing file means "no directive yet".
+class FileDirectiveSource : public DirectiveSource {
+ public:
+  explicit FileDirectiveSource(std::string path) : path_(std::move(path)) {}
+  absl::StatusOr<std::optional<Directive>> Poll() override;
+
+ private:
+  std::string path_;
+  std::string last_text_;
+  int64_t last_generation_ = -1;
+};
+
+}  // namespace booster::agent
+
+#endif  // BOOSTER_SIDECAR_DIRECTIVE_H_

@@ -1,0 +1,95 @@
+#include "sidecar/directive.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "sidecar/file_util.h"
+
+namespace booster::agent {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::Pair;
+
+TEST(DirectiveTest, ParsesAFullDirective) {
+  absl::StatusOr<Directive> d = ParseDirective(R"(
+# canary step 2
+generation = 7
+action = apply
+arm = canary
+placement = true
+cross_numa = true
+migrate_memory = false
+gomemlimit_fraction = 0.8
+sysctl.net.core.somaxconn = 4096
+sysctl.net.ipv4.ip_local_port_range = 1024 65000
+runtime.listen_backlog = 4096
+runtime.tcp_nodelay = true
+runtime.thread_placement = confine
+runtime.numa_mempolicy = bind
+)");
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(d->generation, 7);
+  EXPECT_EQ(d->action, Directive::Action::kApply);
+  EXPECT_EQ(d->arm, "canary");
+  EXPECT_TRUE(d->placement);
+  EXPECT_TRUE(d->policy.allow_cross_numa);
+  EXPECT_DOUBLE_EQ(d->policy.gomemlimit_fraction, 0.8);
+  EXPECT_THAT(d->sysctls, ElementsAre(Pair("net.core.somaxconn", "4096"),
+                                      Pair("net.ipv4.ip_local_port_range", "1024 65000")));
+  EXPECT_TRUE(d->runtime);
+  EXPECT_EQ(d->page.features, static_cast<uint64_t>(BOOSTER_FEATURE_LISTEN_BACKLOG |
+                                                    BOOSTER_FEATURE_TCP_NODELAY |
+                                                    BOOSTER_FEATURE_THREAD_PLACEMENT |
+                                                    BOOSTER_FEATURE_NUMA_MEMPOLICY));
+  EXPECT_EQ(d->page.listen_backlog, 4096);
+  EXPECT_EQ(d->page.thread_mode, BOOSTER_THREADS_CONFINE);
+  EXPECT_EQ(d->page.numa_mode, BOOSTER_NUMA_BIND);
+  EXPECT_EQ(d->page.magic, BOOSTER_CONTROL_MAGIC);
+}
+
+TEST(DirectiveTest, RefusesNodeWideSysctlsWithTheLine) {
+  absl::StatusOr<Directive> d = ParseDirective("generation = 1\nsysctl.vm.swappiness = 1\n");
+  EXPECT_EQ(d.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(d.status().message(), HasSubstr("line 2"));
+  EXPECT_THAT(d.status().message(), HasSubstr("vm.swappiness is not namespaced"));
+}
+
+TEST(DirectiveTest, RejectsBadInput) {
+  for (const char* bad : {"action = launch", "arm = blue", "placement = maybe", "foo = 1",
+                          "runtime.listen_backlog = -1", "runtime.bogus = 1", "generation",
+                          "gomemlimit_fraction = 2", "runtime.thread_placement = spread"}) {
+    EXPECT_FALSE(ParseDirective(bad).ok()) << bad;
+  }
+}
+
+TEST(DirectiveTest, FileSourceReturnsEachNewGenerationOnce) {
+  char tmpl[] = "/tmp/booster-directive-XXXXXX";
+  std::string dir = mkdtemp(tmpl);
+  std::string path = dir + "/directive";
+  FileDirectiveSource src(path);
+  EXPECT_FALSE(src.Poll()->has_value());  // no file yet
+  ASSERT_TRUE(WriteFileAtomically(path, "generation = 1\naction = apply\n").ok());
+  absl::StatusOr<std::optional<Directive>> d = src.Poll();
+  ASSERT_TRUE(d.ok() && d->has_value());
+  EXPECT_EQ((*d)->generation, 1);
+  EXPECT_FALSE(src.Poll()->has_value());
+  // An older generation is ignored; a broken file is reported once.
+  ASSERT_TRUE(WriteFileAtomically(path, "generation = 0\naction = rollback\n").ok());
+  EXPECT_FALSE(src.Poll()->has_value());
+  ASSERT_TRUE(WriteFileAtomically(path, "generation = 2\naction = explode\n").ok());
+  EXPECT_FALSE(src.Poll().ok());
+  EXPECT_FALSE(src.Poll()->has_value());
+  ASSERT_TRUE(WriteFileAtomically(path, "generation = 2\naction = rollback\n").ok());
+  d = src.Poll();
+  ASSERT_TRUE(d.ok() && d->has_value());
+  EXPECT_EQ((*d)->action, Directive::Action::kRollback);
+  std::system(("rm -rf " + dir).c_str());
+}
+
+}  // namespace
+}  // namespace booster::agent
