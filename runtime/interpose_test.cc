@@ -43,7 +43,7 @@ class InterposeTest : public ::testing::Test {
   // Starts the probe with libbooster.so preloaded and `env` added.
   std::unique_ptr<Subprocess> Probe(std::map<std::string, std::string> env = {},
                                     std::vector<int> cpus = {}, bool preload = true) {
-    if (preload) env["LD_PRELOAD"] = testing::LibPath();
+    if (preload) env["LD_PRELOAD"] = testing::PreloadValue();
     auto p = std::make_unique<Subprocess>(
         Subprocess::Options{.argv = {testing::ProbePath()}, .env = env, .cpus = cpus});
     EXPECT_TRUE(p->started());
@@ -249,11 +249,13 @@ TEST_F(InterposeTest, ForkedChildrenTakeTheNextCpuAndExecKeepsTheConfiguration) 
   std::string main_cpu = probe->Ask("affinity").substr(strlen("affinity "));
   pid_t child = 0;
   ASSERT_EQ(sscanf(probe->Ask("fork").c_str(), "forked %d", &child), 1);
-  std::vector<int> child_cpus = ParseList(ThreadCpus(child)[child]);
-  ASSERT_EQ(child_cpus.size(), 1u);
-  if (allowed.size() > 1) {
-    EXPECT_NE(std::to_string(child_cpus[0]), main_cpu);
-  }
+  // The child starts with the parent's affinity and pins itself to the next CPU in its
+  // atfork handler, which may run after the parent answered.
+  EXPECT_TRUE(WaitFor([&] {
+    std::vector<int> child_cpus = ParseList(ThreadCpus(child)[child]);
+    return child_cpus.size() == 1 &&
+           (allowed.size() == 1 || std::to_string(child_cpus[0]) != main_cpu);
+  })) << "child on " << ThreadCpus(child)[child] << ", parent on " << main_cpu;
   // exec: the new image loads the library again from the inherited environment.
   ASSERT_TRUE(probe->Send("exec"));
   EXPECT_EQ(ListenBacklog(Listen(*probe, 5).first), 700);

@@ -363,6 +363,12 @@ std::string ProbePath() {
   return p != nullptr ? p : "";
 }
 
+std::string PreloadValue() {
+  const char* prefix = getenv("BOOSTER_PRELOAD_PREFIX");
+  if (prefix == nullptr || prefix[0] == '\0') return LibPath();
+  return std::string(prefix) + ":" + LibPath();
+}
+
 std::map<std::string, long> Fields(const std::string& line) {
   std::map<std::string, long> out;
   std::istringstream words(line);

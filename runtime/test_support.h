@@ -124,6 +124,9 @@ class ControlFile {
 // Paths handed to the tests by CMake (BOOSTER_LIB, BOOSTER_PROBE); empty when unset.
 std::string LibPath();
 std::string ProbePath();
+// The LD_PRELOAD value that loads LibPath(): BOOSTER_PRELOAD_PREFIX (the sanitizer
+// runtimes, in the instrumented configuration) first, then the library.
+std::string PreloadValue();
 
 // Splits "key=value" fields of a probe answer: "accepted 5 nodelay=1" -> {nodelay: 1}.
 std::map<std::string, long> Fields(const std::string& line);
