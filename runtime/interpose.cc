@@ -427,7 +427,11 @@ void Activate(booster_control* next, bool from_env) {
     }
   }
   // The calling thread takes the new memory policy now; new threads take it at start.
-  if (numa_mode != g_numa_mode) ApplyMempolicy(numa_mode, g_nodemask);
+  static unsigned long applied_mask[kNodeWords];
+  if (numa_mode != g_numa_mode || memcmp(applied_mask, g_nodemask, sizeof(g_nodemask)) != 0) {
+    ApplyMempolicy(numa_mode, g_nodemask);
+    memcpy(applied_mask, g_nodemask, sizeof(g_nodemask));
+  }
   g_numa_mode = numa_mode;
 
   next->features = features;

@@ -265,6 +265,42 @@ TEST_F(InterposeTest, ForkedChildrenTakeTheNextCpuAndExecKeepsTheConfiguration) 
   EXPECT_EQ(probe->CloseAndWait(), 0);
 }
 
+// Run `command` and return its stdout.
+std::string Capture(const std::string& command) {
+  std::string out;
+  FILE* p = popen(command.c_str(), "r");
+  if (p == nullptr) return out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) out.append(buf, n);
+  pclose(p);
+  return out;
+}
+
+TEST_F(InterposeTest, ExportsOnlyTheInterposersAndNeedsNoCxxRuntime) {
+  std::istringstream symbols(Capture("nm -D --defined-only " + testing::LibPath()));
+  std::set<std::string> exported;
+  std::string line;
+  while (std::getline(symbols, line)) {
+    std::istringstream fields(line);
+    std::string address, type, name;
+    if (fields >> address >> type >> name && (type == "T" || type == "W")) exported.insert(name);
+  }
+  EXPECT_EQ(exported, (std::set<std::string>{"accept", "accept4", "clock_getres", "clock_gettime",
+                                             "connect", "gettimeofday", "listen",
+                                             "pthread_create"}));
+  std::istringstream dynamic(Capture("readelf -d " + testing::LibPath()));
+  bool sanitized = getenv("BOOSTER_PRELOAD_PREFIX") != nullptr;
+  while (std::getline(dynamic, line)) {
+    if (line.find("(NEEDED)") == std::string::npos) continue;
+    if (sanitized && (line.find("libasan") != std::string::npos ||
+                      line.find("libubsan") != std::string::npos)) {
+      continue;
+    }
+    EXPECT_THAT(line, HasSubstr("[libc.so.6]")) << "only libc is needed";
+  }
+}
+
 class ControlPageTest : public InterposeTest {
  protected:
   TempDir dir_;
