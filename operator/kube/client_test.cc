@@ -1,1 +1,247 @@
-// placeholder
+#include "operator/kube/client.h"
+
+#include <atomic>
+
+#include "gtest/gtest.h"
+#include "operator/kube/api_status.h"
+#include "operator/kube/fake_transport.h"
+
+namespace booster::kube {
+namespace {
+
+using testing::FakeTransport;
+
+HttpResponse Ok(const Json& j) { return HttpResponse{200, j.dump(), ""}; }
+
+std::string Header(const HttpRequest& r, const std::string& name) {
+  for (const auto& [k, v] : r.headers) {
+    if (k == name) return v;
+  }
+  return "";
+}
+
+Config TestConfig() {
+  Config c;
+  c.server = "https://127.0.0.1:1";
+  c.token = "secret";
+  c.qps = 0;
+  return c;
+}
+
+TEST(ResourcePathTest, CoreGroupsCrdsSubresources) {
+  EXPECT_EQ(ResourcePath(kConfigMaps, "ns", "a"), "/api/v1/namespaces/ns/configmaps/a");
+  EXPECT_EQ(ResourcePath(kConfigMaps, ""), "/api/v1/configmaps");
+  EXPECT_EQ(ResourcePath(kDeployments, "ns", "web", "scale"),
+            "/apis/apps/v1/namespaces/ns/deployments/web/scale");
+  Resource profiles{"booster.dev", "v1alpha1", "boosterprofiles", true};
+  EXPECT_EQ(ResourcePath(profiles, "ns", "p", "status"),
+            "/apis/booster.dev/v1alpha1/namespaces/ns/boosterprofiles/p/status");
+  EXPECT_EQ(ResourcePath(kNamespaces, "ignored", "kube-system"), "/api/v1/namespaces/kube-system");
+  EXPECT_EQ(profiles.ApiVersion(), "booster.dev/v1alpha1");
+  EXPECT_EQ(kPods.ApiVersion(), "v1");
+}
+
+TEST(ResourcePathTest, QueryEscape) {
+  EXPECT_EQ(QueryEscape("app=web,tier!=db"), "app%3Dweb%2Ctier%21%3Ddb");
+  EXPECT_EQ(QueryEscape("a b/c"), "a%20b%2Fc");
+  EXPECT_EQ(QueryEscape("safe-._~09AZaz"), "safe-._~09AZaz");
+}
+
+TEST(ClientTest, GetSendsTokenAndParses) {
+  auto* t = new FakeTransport([](const HttpRequest&) -> absl::StatusOr<HttpResponse> {
+    return Ok({{"metadata", {{"name", "a"}}}});
+  });
+  Client c(TestConfig(), std::unique_ptr<Transport>(t));
+  absl::StatusOr<Json> got = c.Get(kConfigMaps, "ns", "a");
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(JsonString(*got, "/metadata/name"), "a");
+  auto reqs = t->requests();
+  ASSERT_EQ(reqs.size(), 1u);
+  EXPECT_EQ(reqs[0].method, "GET");
+  EXPECT_EQ(reqs[0].path, "/api/v1/namespaces/ns/configmaps/a");
+  EXPECT_EQ(Header(reqs[0], "Authorization"), "Bearer secret");
+}
+
+TEST(ClientTest, ErrorsCarryTheApiStatus) {
+  auto* t = new FakeTransport([](const HttpRequest& r) -> absl::StatusOr<HttpResponse> {
+    if (r.method == "GET") {
+      return HttpResponse{404, R"({"kind":"Status","reason":"NotFound","message":"nope"})", ""};
+    }
+    return HttpResponse{409, R"({"kind":"Status","reason":"Conflict","message":"modified"})", ""};
+  });
+  Client c(TestConfig(), std::unique_ptr<Transport>(t));
+  EXPECT_TRUE(absl::IsNotFound(c.Get(kConfigMaps, "ns", "a").status()));
+  EXPECT_TRUE(IsConflict(c.Update(kConfigMaps, "ns", {{"metadata", {{"name", "a"}}}}).status()));
+}
+
+TEST(ClientTest, TransportErrorsPassThrough) {
+  auto* t = new FakeTransport([](const HttpRequest&) -> absl::StatusOr<HttpResponse> {
+    return absl::UnavailableError("connection refused");
+  });
+  Client c(TestConfig(), std::unique_ptr<Transport>(t));
+  EXPECT_TRUE(absl::IsUnavailable(c.Get(kConfigMaps, "ns", "a").status()));
+}
+
+TEST(ClientTest, ListAllFollowsContinueTokens) {
+  auto* t = new FakeTransport([](const HttpRequest& r) -> absl::StatusOr<HttpResponse> {
+    if (r.path.find("continue=") == std::string::npos) {
+      return Ok({{"kind", "ConfigMapList"},
+                 {"metadata", {{"resourceVersion", "7"}, {"continue", "tok/1"}}},
+                 {"items", Json::array({Json{{"metadata", {{"name", "a"}}}}})}});
+    }
+    return Ok({{"kind", "ConfigMapList"},
+               {"metadata", {{"resourceVersion", "7"}}},
+               {"items", Json::array({Json{{"metadata", {{"name", "b"}}}}})}});
+  });
+  Client c(TestConfig(), std::unique_ptr<Transport>(t));
+  ListOptions lo;
+  lo.limit = 1;
+  lo.label_selector = "app=web";
+  absl::StatusOr<Json> all = c.ListAll(kConfigMaps, "ns", lo);
+  ASSERT_TRUE(all.ok()) << all.status();
+  ASSERT_EQ((*all)["items"].size(), 2u);
+  EXPECT_EQ(JsonString(*all, "/metadata/resourceVersion"), "7");
+  auto reqs = t->requests();
+  ASSERT_EQ(reqs.size(), 2u);
+  EXPECT_EQ(reqs[0].path, "/api/v1/namespaces/ns/configmaps?labelSelector=app%3Dweb&limit=1");
+  EXPECT_EQ(reqs[1].path,
+            "/api/v1/namespaces/ns/configmaps?labelSelector=app%3Dweb&limit=1&continue=tok%2F1");
+}
+
+TEST(ClientTest, PatchTypesAndApply) {
+  auto* t = new FakeTransport(
+      [](const HttpRequest&) -> absl::StatusOr<HttpResponse> { return Ok(Json::object()); });
+  Client c(TestConfig(), std::unique_ptr<Transport>(t));
+  ASSERT_TRUE(c.Patch(kConfigMaps, "ns", "a", PatchType::kMerge, {{"data", {{"k", "v"}}}}).ok());
+  ASSERT_TRUE(c.Patch(kConfigMaps, "ns", "a", PatchType::kJson,
+                      Json::array({{{"op", "remove"}, {"path", "/data/k"}}}))
+                  .ok());
+  PatchOptions apply;
+  apply.field_manager = "booster";
+  apply.force = true;
+  ASSERT_TRUE(c.Patch(kConfigMaps, "ns", "a", PatchType::kApply, Json::object(), apply).ok());
+  EXPECT_TRUE(absl::IsInvalidArgument(
+      c.Patch(kConfigMaps, "ns", "a", PatchType::kApply, Json::object()).status()));
+  PatchOptions status;
+  status.subresource = "status";
+  ASSERT_TRUE(c.Patch(kDeployments, "ns", "d", PatchType::kMerge, Json::object(), status).ok());
+  auto reqs = t->requests();
+  ASSERT_EQ(reqs.size(), 4u);
+  EXPECT_EQ(Header(reqs[0], "Content-Type"), "application/merge-patch+json");
+  EXPECT_EQ(Header(reqs[1], "Content-Type"), "application/json-patch+json");
+  EXPECT_EQ(Header(reqs[2], "Content-Type"), "application/apply-patch+yaml");
+  EXPECT_EQ(reqs[2].path, "/api/v1/namespaces/ns/configmaps/a?fieldManager=booster&force=true");
+  EXPECT_EQ(reqs[3].path, "/apis/apps/v1/namespaces/ns/deployments/d/status");
+}
+
+TEST(ClientTest, DeleteSendsPreconditionsAndPropagation) {
+  auto* t = new FakeTransport(
+      [](const HttpRequest&) -> absl::StatusOr<HttpResponse> { return Ok(Json::object()); });
+  Client c(TestConfig(), std::unique_ptr<Transport>(t));
+  DeleteOptions d;
+  d.precondition_uid = "u-1";
+  d.precondition_resource_version = "9";
+  d.propagation_policy = "Foreground";
+  ASSERT_TRUE(c.Delete(kDeployments, "ns", "web", d).ok());
+  auto reqs = t->requests();
+  ASSERT_EQ(reqs.size(), 1u);
+  EXPECT_EQ(reqs[0].method, "DELETE");
+  Json body = *ParseJson(reqs[0].body);
+  EXPECT_EQ(body["preconditions"]["uid"], "u-1");
+  EXPECT_EQ(body["preconditions"]["resourceVersion"], "9");
+  EXPECT_EQ(body["propagationPolicy"], "Foreground");
+}
+
+TEST(ClientTest, ScaleAndStatusSubresources) {
+  auto* t = new FakeTransport(
+      [](const HttpRequest&) -> absl::StatusOr<HttpResponse> { return Ok(Json::object()); });
+  Client c(TestConfig(), std::unique_ptr<Transport>(t));
+  ASSERT_TRUE(c.GetScale(kDeployments, "ns", "web").ok());
+  ASSERT_TRUE(c.UpdateScale(kDeployments, "ns", {{"metadata", {{"name", "web"}}}}).ok());
+  ASSERT_TRUE(c.UpdateStatus(kDeployments, "ns", {{"metadata", {{"name", "web"}}}}).ok());
+  auto reqs = t->requests();
+  EXPECT_EQ(reqs[0].path, "/apis/apps/v1/namespaces/ns/deployments/web/scale");
+  EXPECT_EQ(reqs[1].method, "PUT");
+  EXPECT_EQ(reqs[1].path, "/apis/apps/v1/namespaces/ns/deployments/web/scale");
+  EXPECT_EQ(reqs[2].path, "/apis/apps/v1/namespaces/ns/deployments/web/status");
+}
+
+TEST(ClientTest, TooManyRequestsIsRetriedAfterRetryAfter) {
+  std::atomic<int> calls{0};
+  auto* t = new FakeTransport([&](const HttpRequest&) -> absl::StatusOr<HttpResponse> {
+    if (calls++ < 2) return HttpResponse{429, "", "2"};
+    return Ok(Json::object());
+  });
+  Config cfg = TestConfig();
+  FakeClock clock;
+  Client c(cfg, std::unique_ptr<Transport>(t), &clock);
+  std::thread advancer([&] {
+    // After the i-th 429 the client parks on the clock; move time by what it asked for.
+    for (int i = 1; i <= 2; ++i) {
+      while (calls.load() != i || clock.Sleepers() == 0) std::this_thread::yield();
+      clock.Advance(absl::Seconds(2));
+    }
+  });
+  const absl::Time start = clock.Now();
+  EXPECT_TRUE(c.Get(kConfigMaps, "ns", "a").ok());
+  advancer.join();
+  EXPECT_EQ(calls.load(), 3);
+  EXPECT_EQ(clock.Now() - start, absl::Seconds(4)) << "slept exactly what Retry-After asked";
+}
+
+TEST(ClientTest, TooManyRequestsGivesUpAfterMaxRetries) {
+  std::atomic<int> calls{0};
+  auto* t = new FakeTransport([&](const HttpRequest&) -> absl::StatusOr<HttpResponse> {
+    calls++;
+    return HttpResponse{429, "", "0"};
+  });
+  Config cfg = TestConfig();
+  cfg.max_retries = 3;
+  Client c(cfg, std::unique_ptr<Transport>(t));
+  absl::Status s = c.Get(kConfigMaps, "ns", "a").status();
+  EXPECT_TRUE(absl::IsUnavailable(s));
+  EXPECT_EQ(calls.load(), 4);
+}
+
+TEST(ClientTest, ClientSideRateLimit) {
+  auto* t = new FakeTransport(
+      [](const HttpRequest&) -> absl::StatusOr<HttpResponse> { return Ok(Json::object()); });
+  Config cfg = TestConfig();
+  cfg.qps = 1;
+  cfg.burst = 2;
+  FakeClock clock;
+  Client c(cfg, std::unique_ptr<Transport>(t), &clock);
+  EXPECT_TRUE(c.Get(kConfigMaps, "ns", "a").ok());
+  EXPECT_TRUE(c.Get(kConfigMaps, "ns", "a").ok());
+  std::thread third([&] { EXPECT_TRUE(c.Get(kConfigMaps, "ns", "a").ok()); });
+  while (clock.Sleepers() == 0) std::this_thread::yield();
+  EXPECT_EQ(t->requests().size(), 2u) << "the third request waits for a token";
+  clock.Advance(absl::Seconds(1));
+  third.join();
+  EXPECT_EQ(t->requests().size(), 3u);
+}
+
+TEST(ClientTest, WatchPathAndNon2xx) {
+  auto* t = new FakeTransport(
+      [](const HttpRequest&) -> absl::StatusOr<HttpResponse> { return Ok(Json::object()); },
+      [](const HttpRequest&) -> absl::StatusOr<StreamResponse> {
+        StreamResponse r;
+        r.status = 410;
+        r.error_body = R"({"kind":"Status","reason":"Expired","message":"too old"})";
+        return r;
+      });
+  Client c(TestConfig(), std::unique_ptr<Transport>(t));
+  WatchOptions wo;
+  wo.resource_version = "5";
+  wo.timeout_seconds = 300;
+  auto w = c.Watch(kPods, "", wo);
+  EXPECT_TRUE(IsExpired(w.status())) << w.status();
+  auto reqs = t->requests();
+  ASSERT_EQ(reqs.size(), 1u);
+  EXPECT_EQ(reqs[0].path,
+            "/api/v1/pods?watch=1&resourceVersion=5&timeoutSeconds=300&allowWatchBookmarks=true");
+  EXPECT_GT(reqs[0].timeout, absl::Seconds(300)) << "read timeout outlasts the server's";
+}
+
+}  // namespace
+}  // namespace booster::kube

@@ -1,5 +1,7 @@
 #include "operator/kube/store.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 
 namespace booster::kube {
@@ -107,16 +109,24 @@ ObjectPtr Store::Delete(const std::string& key) {
 Store::Delta Store::Replace(std::vector<ObjectPtr> items) {
   Delta delta;
   std::lock_guard<std::mutex> l(mu_);
-  std::unordered_map<std::string, ObjectPtr> fresh;
+  // Keep the list's order for the events; a repeated key keeps its last object.
+  std::unordered_map<std::string, size_t> index;
+  std::vector<std::pair<std::string, ObjectPtr>> fresh;
   fresh.reserve(items.size());
   for (ObjectPtr& obj : items) {
     std::string key = ObjectKey(*obj);
-    fresh[std::move(key)] = std::move(obj);
+    auto [it, inserted] = index.emplace(key, fresh.size());
+    if (inserted) {
+      fresh.emplace_back(std::move(key), std::move(obj));
+    } else {
+      fresh[it->second].second = std::move(obj);
+    }
   }
   std::vector<std::string> gone;
   for (const auto& [key, obj] : items_) {
-    if (fresh.count(key) == 0) gone.push_back(key);
+    if (index.count(key) == 0) gone.push_back(key);
   }
+  std::sort(gone.begin(), gone.end());
   for (const std::string& key : gone) delta.deleted.push_back(DeleteLocked(key));
   for (auto& [key, obj] : fresh) {
     auto it = items_.find(key);
