@@ -1,0 +1,445 @@
+#include "operator/rollout/pod_template.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace booster::rollout {
+namespace {
+
+Json& Child(Json& parent, const char* key, Json empty) {
+  if (!parent.contains(key) || parent[key].is_null()) parent[key] = std::move(empty);
+  return parent[key];
+}
+
+std::string NameOf(const Json& item) {
+  if (!item.is_object()) return "";
+  auto it = item.find("name");
+  return it != item.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+// Replaces the element of `array` with item's name in place, or appends it.
+void UpsertByName(Json& array, Json item) {
+  const std::string name = NameOf(item);
+  for (Json& e : array) {
+    if (NameOf(e) == name) {
+      e = std::move(item);
+      return;
+    }
+  }
+  array.push_back(std::move(item));
+}
+
+// Removes the element named `name` from parent[key]; drops the key when that left the
+// list empty. Returns whether something was removed.
+bool RemoveByName(Json& parent, const char* key, absl::string_view name) {
+  if (!parent.is_object() || !parent.contains(key) || !parent[key].is_array()) return false;
+  Json& array = parent[key];
+  bool removed = false;
+  for (auto it = array.begin(); it != array.end();) {
+    if (NameOf(*it) == name) {
+      it = array.erase(it);
+      removed = true;
+    } else {
+      ++it;
+    }
+  }
+  if (removed && array.empty()) parent.erase(key);
+  return removed;
+}
+
+bool RemoveKey(Json& parent, const char* map_key, const char* key) {
+  if (!parent.is_object() || !parent.contains(map_key) || !parent[map_key].is_object()) {
+    return false;
+  }
+  Json& map = parent[map_key];
+  if (map.erase(key) == 0) return false;
+  if (map.empty()) parent.erase(map_key);
+  return true;
+}
+
+const Json* EnvEntry(const Json& container, absl::string_view name) {
+  auto it = container.find("env");
+  if (it == container.end() || !it->is_array()) return nullptr;
+  for (const Json& e : *it) {
+    if (NameOf(e) == name) return &e;
+  }
+  return nullptr;
+}
+
+void SetEnv(Json& container, const std::string& name, const std::string& value) {
+  UpsertByName(Child(container, "env", Json::array()), Json{{"name", name}, {"value", value}});
+}
+
+Json FieldEnv(const char* name, const char* path) {
+  return Json{{"name", name}, {"valueFrom", {{"fieldRef", {{"fieldPath", path}}}}}};
+}
+
+// The app containers the runtime library and knobs go to, in template order.
+absl::StatusOr<std::vector<size_t>> SelectContainers(const Json& tmpl, const EnrollContext& ctx) {
+  const Json* spec = tmpl.is_object() && tmpl.contains("spec") ? &tmpl["spec"] : nullptr;
+  if (spec == nullptr || !spec->is_object() || !spec->contains("containers") ||
+      !(*spec)["containers"].is_array() || (*spec)["containers"].empty()) {
+    return absl::InvalidArgumentError("the pod template has no containers");
+  }
+  const Json& containers = (*spec)["containers"];
+  std::vector<size_t> out;
+  std::set<std::string> present;
+  for (size_t i = 0; i < containers.size(); ++i) {
+    const std::string name = NameOf(containers[i]);
+    if (name.empty()) return absl::InvalidArgumentError("a container of the template has no name");
+    if (name == kAgentContainer) continue;
+    present.insert(name);
+    if (ctx.containers.empty() ||
+        std::find(ctx.containers.begin(), ctx.containers.end(), name) != ctx.containers.end()) {
+      out.push_back(i);
+    }
+  }
+  for (const std::string& want : ctx.containers) {
+    if (present.count(want) == 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "spec.targetRef.containers names \"", want, "\", which the Deployment does not have (",
+          absl::StrJoin(present, ", "), ")"));
+    }
+  }
+  return out;
+}
+
+// Whether the enrolled container got the runtime library (containers that set their own
+// LD_PRELOAD are left alone).
+bool HasPreload(const Json& container, const MutationOptions& opts) {
+  const Json* e = EnvEntry(container, "LD_PRELOAD");
+  return e != nullptr && e->value("value", "") == opts.LibraryPath();
+}
+
+Json AgentContainer(absl::string_view arm, absl::string_view mode, const EnrollContext& ctx,
+                    const MutationOptions& opts, const std::string& tuning_json) {
+  Json env = Json::array();
+  env.push_back({{"name", "BOOSTER_ARM"}, {"value", std::string(arm)}});
+  env.push_back({{"name", "BOOSTER_AGENT_MODE"}, {"value", std::string(mode)}});
+  env.push_back(
+      {{"name", "BOOSTER_PROFILE"}, {"value", ctx.profile_namespace + "/" + ctx.profile_name}});
+  env.push_back({{"name", "BOOSTER_CONTROL"}, {"value", opts.ControlPath()}});
+  env.push_back({{"name", "BOOSTER_OPERATOR"}, {"value", opts.operator_address}});
+  env.push_back({{"name", "BOOSTER_TOKEN_FILE"}, {"value", opts.token_mount_path + "/token"}});
+  if (!tuning_json.empty()) env.push_back({{"name", "BOOSTER_TUNING"}, {"value", tuning_json}});
+  env.push_back(FieldEnv("POD_NAME", "metadata.name"));
+  env.push_back(FieldEnv("POD_NAMESPACE", "metadata.namespace"));
+  env.push_back(FieldEnv("POD_UID", "metadata.uid"));
+  env.push_back(FieldEnv("NODE_NAME", "spec.nodeName"));
+  Json c = {{"name", kAgentContainer},
+            {"image", opts.agent_image},
+            {"imagePullPolicy", opts.image_pull_policy},
+            {"args", opts.agent_args},
+            {"env", env},
+            {"resources", opts.agent_resources},
+            {"volumeMounts",
+             Json::array({{{"name", opts.volume_name}, {"mountPath", opts.mount_path}},
+                          {{"name", opts.token_volume_name},
+                           {"mountPath", opts.token_mount_path},
+                           {"readOnly", true}}})},
+            {"securityContext",
+             {{"allowPrivilegeEscalation", false},
+              {"readOnlyRootFilesystem", true},
+              {"capabilities", {{"drop", Json::array({"ALL"})}}}}}};
+  return c;
+}
+
+Json InstallContainer(const MutationOptions& opts) {
+  return Json{{"name", kInstallContainer},
+              {"image", opts.agent_image},
+              {"imagePullPolicy", opts.image_pull_policy},
+              {"args", opts.install_args},
+              {"resources", opts.agent_resources},
+              {"volumeMounts",
+               Json::array({{{"name", opts.volume_name}, {"mountPath", opts.mount_path}}})},
+              {"securityContext",
+               {{"allowPrivilegeEscalation", false},
+                {"readOnlyRootFilesystem", true},
+                {"capabilities", {{"drop", Json::array({"ALL"})}}}}}};
+}
+
+// Sets the marker annotation to the hash of everything else in the template.
+void Seal(Json& tmpl) {
+  RemoveKey(tmpl["metadata"], "annotations", kTemplateHashAnnotation);
+  std::string h = Fnv1aHex(tmpl.dump());
+  Child(tmpl["metadata"], "annotations", Json::object())[kTemplateHashAnnotation] = h;
+}
+
+std::string Limit(const Json& container, const char* resource) {
+  auto r = container.find("resources");
+  if (r == container.end() || !r->is_object()) return "";
+  auto l = r->find("limits");
+  if (l == r->end() || !l->is_object()) return "";
+  auto v = l->find(resource);
+  if (v == l->end()) return "";
+  if (v->is_string()) return v->get<std::string>();
+  if (v->is_number()) return v->dump();
+  return "";
+}
+
+void ApplyGo(Json& c, const GoTuning& go) {
+  if (go.gomaxprocs == "auto") {
+    std::optional<int64_t> m = ParseCpuMillis(Limit(c, "cpu"));
+    if (m && *m > 0) SetEnv(c, "GOMAXPROCS", absl::StrCat(std::max<int64_t>(1, (*m + 999) / 1000)));
+  } else if (!go.gomaxprocs.empty()) {
+    SetEnv(c, "GOMAXPROCS", go.gomaxprocs);
+  }
+  if (!go.gomemlimit.empty()) {
+    int percent = 0;
+    if (go.gomemlimit == "auto") {
+      percent = 90;
+    } else if (go.gomemlimit.back() == '%') {
+      if (!absl::SimpleAtoi(go.gomemlimit.substr(0, go.gomemlimit.size() - 1), &percent)) {
+        percent = 0;
+      }
+    } else {
+      SetEnv(c, "GOMEMLIMIT", go.gomemlimit);
+    }
+    if (percent > 0) {
+      std::optional<int64_t> bytes = ParseBytes(Limit(c, "memory"));
+      if (bytes && *bytes > 0) {
+        SetEnv(c, "GOMEMLIMIT", absl::StrCat(*bytes / 100 * percent + *bytes % 100 * percent / 100));
+      }
+    }
+  }
+  if (!go.gogc.empty()) SetEnv(c, "GOGC", go.gogc);
+}
+
+// The runtime library's standalone knobs (runtime/config.h, ConfigFromEnv): in force until
+// the agent publishes a control page, and the fallback when it cannot.
+void ApplyPreload(Json& c, const Tuning& t) {
+  const PreloadTuning& p = t.preload;
+  if (p.listen_backlog) SetEnv(c, "BOOSTER_LISTEN_BACKLOG", absl::StrCat(*p.listen_backlog));
+  if (p.tcp_no_delay.value_or(false)) SetEnv(c, "BOOSTER_TCP_NODELAY", "1");
+  if (p.tcp_quick_ack.value_or(false)) SetEnv(c, "BOOSTER_TCP_QUICKACK", "1");
+  if (p.busy_poll_us) SetEnv(c, "BOOSTER_BUSY_POLL", absl::StrCat(*p.busy_poll_us));
+  if (p.receive_buffer_bytes) SetEnv(c, "BOOSTER_RCVBUF", absl::StrCat(*p.receive_buffer_bytes));
+  if (p.send_buffer_bytes) SetEnv(c, "BOOSTER_SNDBUF", absl::StrCat(*p.send_buffer_bytes));
+  if (p.coarse_clocks.value_or(false)) SetEnv(c, "BOOSTER_CLOCK", "coarse");
+  if (p.allocator != Allocator::kDefault) {
+    SetEnv(c, "BOOSTER_ALLOCATOR", std::string(AllocatorName(p.allocator)));
+  }
+  switch (t.placement) {
+    case CpuPlacement::kNone:
+      break;
+    case CpuPlacement::kPinned:
+      SetEnv(c, "BOOSTER_THREADS", "pin");
+      break;
+    case CpuPlacement::kSpread:
+    case CpuPlacement::kWholeCores:
+      SetEnv(c, "BOOSTER_THREADS", "confine");
+      break;
+  }
+  switch (t.numa) {
+    case NumaPolicy::kNone:
+      break;
+    case NumaPolicy::kPreferred:
+    case NumaPolicy::kAlign:
+      SetEnv(c, "BOOSTER_NUMA", "preferred");
+      break;
+    case NumaPolicy::kBind:
+      SetEnv(c, "BOOSTER_NUMA", "bind");
+      break;
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<Json> EnrolledTemplate(const Json& original, const EnrollContext& ctx,
+                                      const MutationOptions& opts) {
+  if (!original.is_object()) return absl::InvalidArgumentError("the pod template is not an object");
+  absl::StatusOr<std::vector<size_t>> selected = SelectContainers(original, ctx);
+  if (!selected.ok()) return selected.status();
+  Json t = original;
+  Json& meta = Child(t, "metadata", Json::object());
+  Child(meta, "labels", Json::object())[kArmLabel] = kArmBaseline;
+  Child(meta, "annotations", Json::object())[kProfileAnnotation] =
+      ctx.profile_namespace + "/" + ctx.profile_name;
+
+  Json& spec = t["spec"];
+  Json& volumes = Child(spec, "volumes", Json::array());
+  UpsertByName(volumes, Json{{"name", opts.volume_name}, {"emptyDir", Json::object()}});
+  UpsertByName(volumes,
+               Json{{"name", opts.token_volume_name},
+                    {"projected",
+                     {{"sources",
+                       Json::array({{{"serviceAccountToken",
+                                      {{"audience", opts.token_audience},
+                                       {"expirationSeconds", 3600},
+                                       {"path", "token"}}}}})}}}});
+  UpsertByName(Child(spec, "initContainers", Json::array()), InstallContainer(opts));
+
+  Json& containers = spec["containers"];
+  for (size_t i : *selected) {
+    Json& c = containers[i];
+    const Json* preload = EnvEntry(c, "LD_PRELOAD");
+    if (preload != nullptr && preload->value("value", "") != opts.LibraryPath()) continue;
+    SetEnv(c, "LD_PRELOAD", opts.LibraryPath());
+    SetEnv(c, "BOOSTER_CONTROL", opts.ControlPath());
+    UpsertByName(Child(c, "volumeMounts", Json::array()),
+                 Json{{"name", opts.volume_name}, {"mountPath", opts.mount_path},
+                      {"readOnly", true}});
+  }
+  UpsertByName(containers, AgentContainer(kArmBaseline, "observe", ctx, opts, ""));
+  Seal(t);
+  return t;
+}
+
+absl::StatusOr<Json> TunedTemplate(const Json& original, const Tuning& tuning,
+                                   absl::string_view arm, const EnrollContext& ctx,
+                                   const MutationOptions& opts) {
+  absl::StatusOr<Json> enrolled = EnrolledTemplate(original, ctx, opts);
+  if (!enrolled.ok()) return enrolled.status();
+  absl::StatusOr<std::vector<size_t>> selected = SelectContainers(original, ctx);
+  if (!selected.ok()) return selected.status();
+  Json t = *std::move(enrolled);
+  const Json tuning_json = TuningToJson(tuning);
+  t["metadata"]["labels"][kArmLabel] = std::string(arm);
+  t["metadata"]["annotations"][kTuningHashAnnotation] = Fnv1aHex(tuning_json.dump());
+  Json& containers = t["spec"]["containers"];
+  for (size_t i : *selected) {
+    Json& c = containers[i];
+    ApplyGo(c, tuning.go);
+    if (HasPreload(c, opts)) ApplyPreload(c, tuning);
+  }
+  UpsertByName(containers, AgentContainer(arm, "tune", ctx, opts, tuning_json.dump()));
+  if (!tuning.sysctls.empty()) {
+    Json& sc = Child(t["spec"], "securityContext", Json::object());
+    Json& sysctls = Child(sc, "sysctls", Json::array());
+    for (const auto& [name, value] : tuning.sysctls) {
+      UpsertByName(sysctls, Json{{"name", name}, {"value", value}});
+    }
+  }
+  Seal(t);
+  return t;
+}
+
+Json StripEnrollment(const Json& tmpl, const MutationOptions& opts) {
+  if (!tmpl.is_object()) return tmpl;
+  Json t = tmpl;
+  if (t.contains("metadata") && t["metadata"].is_object()) {
+    Json& meta = t["metadata"];
+    RemoveKey(meta, "labels", kArmLabel);
+    RemoveKey(meta, "annotations", kProfileAnnotation);
+    RemoveKey(meta, "annotations", kTemplateHashAnnotation);
+    RemoveKey(meta, "annotations", kTuningHashAnnotation);
+    if (meta.empty()) t.erase("metadata");
+  }
+  if (!t.contains("spec") || !t["spec"].is_object()) return t;
+  Json& spec = t["spec"];
+  RemoveByName(spec, "volumes", opts.volume_name);
+  RemoveByName(spec, "volumes", opts.token_volume_name);
+  RemoveByName(spec, "initContainers", kInstallContainer);
+  RemoveByName(spec, "containers", kAgentContainer);
+  if (spec.contains("containers") && spec["containers"].is_array()) {
+    for (Json& c : spec["containers"]) {
+      if (!c.is_object()) continue;
+      if (HasPreload(c, opts)) RemoveByName(c, "env", "LD_PRELOAD");
+      const Json* control = EnvEntry(c, "BOOSTER_CONTROL");
+      if (control != nullptr && control->value("value", "") == opts.ControlPath()) {
+        RemoveByName(c, "env", "BOOSTER_CONTROL");
+      }
+      RemoveByName(c, "volumeMounts", opts.volume_name);
+    }
+  }
+  return t;
+}
+
+bool IsEnrolled(const Json& tmpl) {
+  if (TemplateMarker(tmpl).empty()) return false;
+  const Json* spec = tmpl.contains("spec") ? &tmpl["spec"] : nullptr;
+  if (spec == nullptr || !spec->is_object() || !spec->contains("containers") ||
+      !(*spec)["containers"].is_array()) {
+    return false;
+  }
+  for (const Json& c : (*spec)["containers"]) {
+    if (NameOf(c) == kAgentContainer) return true;
+  }
+  return false;
+}
+
+namespace {
+std::string MetaString(const Json& tmpl, const char* map, const char* key) {
+  if (!tmpl.is_object() || !tmpl.contains("metadata")) return "";
+  const Json& meta = tmpl["metadata"];
+  if (!meta.is_object() || !meta.contains(map) || !meta[map].is_object()) return "";
+  auto it = meta[map].find(key);
+  return it != meta[map].end() && it->is_string() ? it->get<std::string>() : "";
+}
+}  // namespace
+
+std::string TemplateArm(const Json& tmpl) { return MetaString(tmpl, "labels", kArmLabel); }
+
+std::string TemplateMarker(const Json& tmpl) {
+  return MetaString(tmpl, "annotations", kTemplateHashAnnotation);
+}
+
+std::string TemplateHash(const Json& tmpl) { return Fnv1aHex(tmpl.dump()); }
+
+namespace {
+// Splits "1.5Gi" into the number and the suffix; parses the number with an optional
+// decimal exponent ("1e9"). Returns nullopt for anything else.
+std::optional<std::pair<double, absl::string_view>> SplitQuantity(absl::string_view q) {
+  q = absl::StripAsciiWhitespace(q);
+  size_t i = 0;
+  if (i < q.size() && (q[i] == '+')) ++i;
+  size_t digits = i;
+  while (i < q.size() && (absl::ascii_isdigit(q[i]) || q[i] == '.')) ++i;
+  if (i == digits) return std::nullopt;
+  absl::string_view number = q.substr(0, i);
+  absl::string_view suffix = q.substr(i);
+  int exponent = 0;
+  if (!suffix.empty() && (suffix[0] == 'e' || suffix[0] == 'E') && suffix.size() > 1 &&
+      (absl::ascii_isdigit(suffix[1]) || suffix[1] == '-' || suffix[1] == '+')) {
+    if (!absl::SimpleAtoi(suffix.substr(1), &exponent) || exponent > 18 || exponent < -18) {
+      return std::nullopt;
+    }
+    suffix = "";
+  }
+  double v;
+  if (!absl::SimpleAtod(number, &v) || !std::isfinite(v)) return std::nullopt;
+  return std::make_pair(v * std::pow(10.0, exponent), suffix);
+}
+}  // namespace
+
+std::optional<int64_t> ParseCpuMillis(absl::string_view quantity) {
+  auto q = SplitQuantity(quantity);
+  if (!q) return std::nullopt;
+  double millis;
+  if (q->second == "m") {
+    millis = q->first;
+  } else if (q->second.empty()) {
+    millis = q->first * 1000;
+  } else {
+    return std::nullopt;
+  }
+  if (!(millis >= 0 && millis < 1e15)) return std::nullopt;
+  return static_cast<int64_t>(std::ceil(millis));
+}
+
+std::optional<int64_t> ParseBytes(absl::string_view quantity) {
+  auto q = SplitQuantity(quantity);
+  if (!q) return std::nullopt;
+  static const std::pair<absl::string_view, double> kSuffixes[] = {
+      {"", 1},          {"k", 1e3},          {"M", 1e6},          {"G", 1e9},
+      {"T", 1e12},      {"P", 1e15},         {"E", 1e18},         {"Ki", 1024.0},
+      {"Mi", 1048576.0}, {"Gi", 1073741824.0}, {"Ti", 1099511627776.0},
+      {"Pi", 1125899906842624.0}, {"Ei", 1152921504606846976.0}};
+  for (const auto& [suffix, mult] : kSuffixes) {
+    if (q->second == suffix) {
+      double bytes = q->first * mult;
+      if (!(bytes >= 0 && bytes < 9.2e18)) return std::nullopt;
+      return static_cast<int64_t>(bytes);
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace booster::rollout

@@ -1,0 +1,108 @@
+// Pod-template mutation: pure JSON -> JSON functions that enroll a Deployment's pod
+// template (agent sidecar in observe mode, shared volume, `booster-agent install` init
+// container, dormant runtime library, arm label) and derive the tuned variant of it (Go
+// and libbooster.so knobs in the environment, namespaced sysctls). Every function is
+// idempotent: applied to its own output it returns that output unchanged, because each
+// container, volume, env entry and sysctl is upserted by name.
+//
+//   EnrollContext ctx{"shop", "checkout", {}};
+//   absl::StatusOr<Json> baseline = EnrolledTemplate(original, ctx, MutationOptions{});
+//   absl::StatusOr<Json> canary = TunedTemplate(original, tuning, kArmCanary, ctx, opts);
+//
+// The original template is kept verbatim in an annotation of the Deployment
+// (kOriginalTemplateAnnotation) and written back as is to unenroll; StripEnrollment is
+// only the fallback for a template whose annotation was lost or is stale.
+#ifndef BOOSTER_OPERATOR_ROLLOUT_POD_TEMPLATE_H_
+#define BOOSTER_OPERATOR_ROLLOUT_POD_TEMPLATE_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include "absl/strings/string_view.h"
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "operator/rollout/profile.h"
+
+namespace booster::rollout {
+
+// Pod-template labels and annotations.
+inline constexpr char kArmLabel[] = "booster.dev/arm";
+inline constexpr char kArmBaseline[] = "baseline";
+inline constexpr char kArmCanary[] = "canary";
+inline constexpr char kArmPromoted[] = "promoted";
+inline constexpr char kProfileAnnotation[] = "booster.dev/profile";          // ns/name
+inline constexpr char kTemplateHashAnnotation[] = "booster.dev/template-hash";
+inline constexpr char kTuningHashAnnotation[] = "booster.dev/tuning-hash";
+
+// Deployment annotations written by the operator on the target.
+inline constexpr char kOriginalTemplateAnnotation[] = "booster.dev/original-template";
+inline constexpr char kBaselineTemplateAnnotation[] = "booster.dev/baseline-template";
+inline constexpr char kScaledToAnnotation[] = "booster.dev/scaled-to";
+
+inline constexpr char kAgentContainer[] = "booster-agent";
+inline constexpr char kInstallContainer[] = "booster-install";
+
+struct MutationOptions {
+  std::string agent_image = "booster-agent:dev";
+  std::string image_pull_policy = "IfNotPresent";
+  // Arguments of the sidecar and of the init container (the image's entrypoint is
+  // booster-agent).
+  std::vector<std::string> agent_args = {"run"};
+  std::vector<std::string> install_args = {"install", "--dest=/booster"};
+  std::string operator_address = "booster-operator.booster-system.svc:9443";
+  std::string volume_name = "booster";
+  std::string mount_path = "/booster";
+  std::string token_volume_name = "booster-token";
+  std::string token_mount_path = "/var/run/secrets/booster";
+  std::string token_audience = "booster-operator";
+  Json agent_resources = {{"requests", {{"cpu", "10m"}, {"memory", "32Mi"}}},
+                          {"limits", {{"memory", "64Mi"}}}};
+
+  std::string LibraryPath() const { return mount_path + "/libbooster.so"; }
+  std::string ControlPath() const { return mount_path + "/control"; }
+};
+
+struct EnrollContext {
+  std::string profile_namespace;
+  std::string profile_name;
+  // Containers that get the runtime library and knobs; empty = every app container.
+  std::vector<std::string> containers;
+};
+
+// The enrolled (baseline) template: everything dormant, arm=baseline. Fails with
+// kInvalidArgument when the template has no containers or names a container in
+// ctx.containers that it does not have.
+absl::StatusOr<Json> EnrolledTemplate(const Json& original, const EnrollContext& ctx,
+                                      const MutationOptions& opts);
+
+// The tuned template for `arm` (kArmCanary or kArmPromoted): the enrolled one plus the
+// tuning. GOMAXPROCS/GOMEMLIMIT "auto" derive from each container's own limits and are
+// left unset for a container without the limit.
+absl::StatusOr<Json> TunedTemplate(const Json& original, const Tuning& tuning,
+                                   absl::string_view arm, const EnrollContext& ctx,
+                                   const MutationOptions& opts);
+
+// Removes what EnrolledTemplate added. StripEnrollment(EnrolledTemplate(x)) == x for any
+// template x that had no Booster parts and no empty env/volumeMounts/volumes lists or
+// empty label/annotation maps. Tuning env of a tuned template is not removed.
+Json StripEnrollment(const Json& tmpl, const MutationOptions& opts);
+
+// True when the template carries the Booster marker and the agent sidecar.
+bool IsEnrolled(const Json& tmpl);
+// The value of booster.dev/arm, or "".
+std::string TemplateArm(const Json& tmpl);
+// The booster.dev/template-hash annotation: identifies the template the operator wrote,
+// and survives the API server's defaulting.
+std::string TemplateMarker(const Json& tmpl);
+// Hash of the template as it is (defaults included): detects edits by someone else.
+std::string TemplateHash(const Json& tmpl);
+
+// Kubernetes quantities, for GOMAXPROCS/GOMEMLIMIT "auto": CPU in millicores
+// ("500m" -> 500, "2" -> 2000, "1.5" -> 1500) and memory in bytes ("512Mi", "1G", "1e9").
+std::optional<int64_t> ParseCpuMillis(absl::string_view quantity);
+std::optional<int64_t> ParseBytes(absl::string_view quantity);
+
+}  // namespace booster::rollout
+
+#endif  // BOOSTER_OPERATOR_ROLLOUT_POD_TEMPLATE_H_

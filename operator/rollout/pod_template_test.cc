@@ -1,0 +1,264 @@
+#include "operator/rollout/pod_template.h"
+
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace booster::rollout {
+namespace {
+
+using ::testing::HasSubstr;
+
+// A template as the API server returns it: a Go service and a proxy that already uses
+// LD_PRELOAD for something of its own.
+Json Original() {
+  return Json::parse(R"json({
+    "metadata": {"labels": {"app": "checkout"}, "annotations": {"team": "shop"}},
+    "spec": {
+      "containers": [
+        {"name": "app", "image": "shop/checkout:1.4",
+         "env": [{"name": "FOO", "value": "bar"}, {"name": "GOMAXPROCS", "value": "64"}],
+         "ports": [{"containerPort": 8080}],
+         "resources": {"limits": {"cpu": "1500m", "memory": "512Mi"}}},
+        {"name": "proxy", "image": "envoy:1",
+         "env": [{"name": "LD_PRELOAD", "value": "/usr/lib/libtrace.so"}]}
+      ],
+      "securityContext": {"sysctls": [{"name": "net.ipv4.tcp_syncookies", "value": "1"},
+                                      {"name": "net.core.somaxconn", "value": "128"}]},
+      "dnsPolicy": "ClusterFirst",
+      "restartPolicy": "Always"
+    }})json");
+}
+
+EnrollContext Ctx() { return EnrollContext{"shop", "checkout", {}}; }
+
+Tuning SampleTuning() {
+  Tuning t;
+  t.placement = CpuPlacement::kWholeCores;
+  t.numa = NumaPolicy::kAlign;
+  t.sysctls = {{"net.core.somaxconn", "4096"}, {"net.ipv4.tcp_tw_reuse", "1"}};
+  t.go.gomaxprocs = "auto";
+  t.go.gomemlimit = "auto";
+  t.preload.listen_backlog = 4096;
+  t.preload.tcp_no_delay = true;
+  t.preload.allocator = Allocator::kJemalloc;
+  return t;
+}
+
+const Json* Find(const Json& array, const std::string& name) {
+  for (const Json& e : array) {
+    if (e.value("name", "") == name) return &e;
+  }
+  return nullptr;
+}
+
+std::string Env(const Json& container, const std::string& name) {
+  if (!container.contains("env")) return "<unset>";
+  const Json* e = Find(container["env"], name);
+  return e == nullptr ? "<unset>" : e->value("value", "<valueFrom>");
+}
+
+const Json& Container(const Json& tmpl, const std::string& name) {
+  const Json* c = Find(tmpl["spec"]["containers"], name);
+  EXPECT_NE(c, nullptr) << name;
+  static const Json kEmpty = Json::object();
+  return c == nullptr ? kEmpty : *c;
+}
+
+TEST(EnrolledTemplateTest, InjectsDormantAgentLibraryVolumeAndLabel) {
+  MutationOptions opts;
+  absl::StatusOr<Json> t = EnrolledTemplate(Original(), Ctx(), opts);
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(TemplateArm(*t), kArmBaseline);
+  EXPECT_EQ((*t)["metadata"]["labels"]["app"], "checkout");
+  EXPECT_EQ((*t)["metadata"]["annotations"][kProfileAnnotation], "shop/checkout");
+  EXPECT_TRUE(IsEnrolled(*t));
+
+  const Json* vol = Find((*t)["spec"]["volumes"], "booster");
+  ASSERT_NE(vol, nullptr);
+  EXPECT_TRUE((*vol)["emptyDir"].is_object());
+  const Json* token = Find((*t)["spec"]["volumes"], "booster-token");
+  ASSERT_NE(token, nullptr);
+  EXPECT_EQ((*token)["projected"]["sources"][0]["serviceAccountToken"]["audience"],
+            "booster-operator");
+
+  const Json* init = Find((*t)["spec"]["initContainers"], kInstallContainer);
+  ASSERT_NE(init, nullptr);
+  EXPECT_EQ((*init)["args"], Json::parse(R"(["install", "--dest=/booster"])"));
+  EXPECT_EQ((*init)["image"], opts.agent_image);
+
+  const Json& agent = Container(*t, kAgentContainer);
+  EXPECT_EQ(Env(agent, "BOOSTER_AGENT_MODE"), "observe");
+  EXPECT_EQ(Env(agent, "BOOSTER_ARM"), "baseline");
+  EXPECT_EQ(Env(agent, "BOOSTER_PROFILE"), "shop/checkout");
+  EXPECT_EQ(Env(agent, "BOOSTER_CONTROL"), "/booster/control");
+  EXPECT_EQ(Env(agent, "BOOSTER_TUNING"), "<unset>");
+  EXPECT_EQ(Env(agent, "POD_NAME"), "<valueFrom>");
+  EXPECT_EQ(agent["securityContext"]["allowPrivilegeEscalation"], false);
+
+  const Json& app = Container(*t, "app");
+  EXPECT_EQ(Env(app, "LD_PRELOAD"), "/booster/libbooster.so");
+  EXPECT_EQ(Env(app, "BOOSTER_CONTROL"), "/booster/control");
+  EXPECT_EQ(Env(app, "FOO"), "bar");
+  EXPECT_EQ(Env(app, "GOMAXPROCS"), "64") << "the baseline must run exactly as before";
+  const Json* mount = Find(app["volumeMounts"], "booster");
+  ASSERT_NE(mount, nullptr);
+  EXPECT_EQ((*mount)["readOnly"], true);
+  EXPECT_EQ((*mount)["mountPath"], "/booster");
+
+  // The proxy's own LD_PRELOAD is left alone, and so is the proxy.
+  EXPECT_EQ(Container(*t, "proxy"), Original()["spec"]["containers"][1]);
+  // No tuning in the baseline: the sysctls are the user's own.
+  EXPECT_EQ((*t)["spec"]["securityContext"], Original()["spec"]["securityContext"]);
+}
+
+TEST(EnrolledTemplateTest, IsIdempotentAndStripsBackExactly) {
+  MutationOptions opts;
+  Json once = *EnrolledTemplate(Original(), Ctx(), opts);
+  EXPECT_EQ(*EnrolledTemplate(once, Ctx(), opts), once);
+  EXPECT_EQ(StripEnrollment(once, opts), Original());
+  EXPECT_EQ(StripEnrollment(Original(), opts), Original());
+  // A minimal template (no env, mounts, volumes, init containers) strips back as well.
+  Json bare = Json::parse(R"({"metadata": {"labels": {"app": "a"}},
+                              "spec": {"containers": [{"name": "a", "image": "a"}]}})");
+  Json enrolled = *EnrolledTemplate(bare, Ctx(), opts);
+  EXPECT_TRUE(enrolled["spec"]["containers"][0].contains("env"));
+  EXPECT_EQ(StripEnrollment(enrolled, opts), bare);
+}
+
+TEST(EnrolledTemplateTest, SelectsContainersByName) {
+  EnrollContext ctx = Ctx();
+  ctx.containers = {"app"};
+  Json bare = Json::parse(R"({"spec": {"containers": [{"name": "app"}, {"name": "side"}]}})");
+  Json t = *EnrolledTemplate(bare, ctx, MutationOptions{});
+  EXPECT_EQ(Env(Container(t, "app"), "LD_PRELOAD"), "/booster/libbooster.so");
+  EXPECT_EQ(Env(Container(t, "side"), "LD_PRELOAD"), "<unset>");
+
+  ctx.containers = {"web"};
+  absl::StatusOr<Json> bad = EnrolledTemplate(bare, ctx, MutationOptions{});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(std::string(bad.status().message()),
+              HasSubstr("names \"web\", which the Deployment does not have (app, side)"));
+}
+
+TEST(EnrolledTemplateTest, RejectsTemplatesWithoutContainers) {
+  for (const char* text : {R"({})", R"({"spec": {}})", R"({"spec": {"containers": []}})", "[]",
+                           R"({"spec": {"containers": [{"image": "x"}]}})"}) {
+    EXPECT_FALSE(EnrolledTemplate(Json::parse(text), Ctx(), MutationOptions{}).ok()) << text;
+  }
+}
+
+TEST(TunedTemplateTest, AddsTheTuning) {
+  MutationOptions opts;
+  absl::StatusOr<Json> t = TunedTemplate(Original(), SampleTuning(), kArmCanary, Ctx(), opts);
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(TemplateArm(*t), kArmCanary);
+  const Json& app = Container(*t, "app");
+  EXPECT_EQ(Env(app, "GOMAXPROCS"), "2") << "1500m rounds up";
+  EXPECT_EQ(Env(app, "GOMEMLIMIT"), "483183820") << "90% of 512Mi";
+  EXPECT_EQ(Env(app, "BOOSTER_LISTEN_BACKLOG"), "4096");
+  EXPECT_EQ(Env(app, "BOOSTER_TCP_NODELAY"), "1");
+  EXPECT_EQ(Env(app, "BOOSTER_TCP_QUICKACK"), "<unset>");
+  EXPECT_EQ(Env(app, "BOOSTER_ALLOCATOR"), "jemalloc");
+  EXPECT_EQ(Env(app, "BOOSTER_THREADS"), "confine");
+  EXPECT_EQ(Env(app, "BOOSTER_NUMA"), "preferred");
+  EXPECT_EQ(Env(app, "LD_PRELOAD"), "/booster/libbooster.so");
+  // GOMAXPROCS replaced in place: the env list keeps its order.
+  EXPECT_EQ(app["env"][1]["name"], "GOMAXPROCS");
+
+  // The proxy runs its own LD_PRELOAD: Go knobs apply (it was selected), library knobs not.
+  const Json& proxy = Container(*t, "proxy");
+  EXPECT_EQ(Env(proxy, "LD_PRELOAD"), "/usr/lib/libtrace.so");
+  EXPECT_EQ(Env(proxy, "BOOSTER_LISTEN_BACKLOG"), "<unset>");
+  EXPECT_EQ(Env(proxy, "GOMAXPROCS"), "<unset>") << "no CPU limit: auto leaves it unset";
+
+  const Json& agent = Container(*t, kAgentContainer);
+  EXPECT_EQ(Env(agent, "BOOSTER_AGENT_MODE"), "tune");
+  EXPECT_EQ(Env(agent, "BOOSTER_ARM"), "canary");
+  EXPECT_EQ(Json::parse(Env(agent, "BOOSTER_TUNING")), TuningToJson(SampleTuning()));
+
+  // Sysctls: the user's syncookies kept, somaxconn replaced, tw_reuse added.
+  Json sysctls = (*t)["spec"]["securityContext"]["sysctls"];
+  EXPECT_EQ(sysctls, Json::parse(R"([{"name": "net.ipv4.tcp_syncookies", "value": "1"},
+                                     {"name": "net.core.somaxconn", "value": "4096"},
+                                     {"name": "net.ipv4.tcp_tw_reuse", "value": "1"}])"));
+  EXPECT_FALSE((*t)["metadata"]["annotations"][kTuningHashAnnotation].get<std::string>().empty());
+}
+
+TEST(TunedTemplateTest, IsIdempotentFromAnyStartingPoint) {
+  MutationOptions opts;
+  Json tuned = *TunedTemplate(Original(), SampleTuning(), kArmCanary, Ctx(), opts);
+  EXPECT_EQ(*TunedTemplate(tuned, SampleTuning(), kArmCanary, Ctx(), opts), tuned);
+  Json enrolled = *EnrolledTemplate(Original(), Ctx(), opts);
+  EXPECT_EQ(*TunedTemplate(enrolled, SampleTuning(), kArmCanary, Ctx(), opts), tuned);
+}
+
+TEST(TunedTemplateTest, ExplicitGoKnobsAndPercentages) {
+  Tuning t;
+  t.go.gomaxprocs = "3";
+  t.go.gomemlimit = "50%";
+  t.go.gogc = "200";
+  t.preload.coarse_clocks = true;
+  t.preload.busy_poll_us = 50;
+  t.preload.receive_buffer_bytes = 1 << 20;
+  t.placement = CpuPlacement::kPinned;
+  t.numa = NumaPolicy::kBind;
+  Json out = *TunedTemplate(Original(), t, kArmPromoted, Ctx(), MutationOptions{});
+  const Json& app = Container(out, "app");
+  EXPECT_EQ(Env(app, "GOMAXPROCS"), "3");
+  EXPECT_EQ(Env(app, "GOMEMLIMIT"), "268435456");
+  EXPECT_EQ(Env(app, "GOGC"), "200");
+  EXPECT_EQ(Env(app, "BOOSTER_CLOCK"), "coarse");
+  EXPECT_EQ(Env(app, "BOOSTER_BUSY_POLL"), "50");
+  EXPECT_EQ(Env(app, "BOOSTER_RCVBUF"), "1048576");
+  EXPECT_EQ(Env(app, "BOOSTER_THREADS"), "pin");
+  EXPECT_EQ(Env(app, "BOOSTER_NUMA"), "bind");
+  EXPECT_EQ(TemplateArm(out), kArmPromoted);
+  t.go.gomemlimit = "768MiB";
+  out = *TunedTemplate(Original(), t, kArmCanary, Ctx(), MutationOptions{});
+  EXPECT_EQ(Env(Container(out, "app"), "GOMEMLIMIT"), "768MiB");
+}
+
+TEST(MarkerTest, IdentifiesWhatTheOperatorWrote) {
+  MutationOptions opts;
+  Json enrolled = *EnrolledTemplate(Original(), Ctx(), opts);
+  Json canary = *TunedTemplate(Original(), SampleTuning(), kArmCanary, Ctx(), opts);
+  Json promoted = *TunedTemplate(Original(), SampleTuning(), kArmPromoted, Ctx(), opts);
+  EXPECT_EQ(TemplateMarker(Original()), "");
+  EXPECT_NE(TemplateMarker(enrolled), "");
+  EXPECT_NE(TemplateMarker(enrolled), TemplateMarker(canary));
+  EXPECT_NE(TemplateMarker(canary), TemplateMarker(promoted));
+  Tuning other = SampleTuning();
+  other.preload.listen_backlog = 1024;
+  EXPECT_NE(TemplateMarker(*TunedTemplate(Original(), other, kArmCanary, Ctx(), opts)),
+            TemplateMarker(canary));
+  Json new_image = Original();
+  new_image["spec"]["containers"][0]["image"] = "shop/checkout:1.5";
+  EXPECT_NE(TemplateMarker(*EnrolledTemplate(new_image, Ctx(), opts)), TemplateMarker(enrolled));
+  // The API server's defaulting changes the template but not the marker.
+  Json defaulted = enrolled;
+  defaulted["spec"]["containers"][0]["terminationMessagePath"] = "/dev/termination-log";
+  EXPECT_EQ(TemplateMarker(defaulted), TemplateMarker(enrolled));
+  EXPECT_NE(TemplateHash(defaulted), TemplateHash(enrolled));
+}
+
+TEST(QuantityTest, CpuAndMemory) {
+  EXPECT_EQ(ParseCpuMillis("500m"), 500);
+  EXPECT_EQ(ParseCpuMillis("2"), 2000);
+  EXPECT_EQ(ParseCpuMillis("1.5"), 1500);
+  EXPECT_EQ(ParseCpuMillis("0.1"), 100);
+  EXPECT_EQ(ParseCpuMillis("2Gi"), std::nullopt);
+  EXPECT_EQ(ParseCpuMillis(""), std::nullopt);
+  EXPECT_EQ(ParseBytes("512Mi"), 536870912);
+  EXPECT_EQ(ParseBytes("1G"), 1000000000);
+  EXPECT_EQ(ParseBytes("1e9"), 1000000000);
+  EXPECT_EQ(ParseBytes("1.5Gi"), 1610612736);
+  EXPECT_EQ(ParseBytes("128974848"), 128974848);
+  EXPECT_EQ(ParseBytes("129M"), 129000000);
+  EXPECT_EQ(ParseBytes("12Xi"), std::nullopt);
+  EXPECT_EQ(ParseBytes("Mi"), std::nullopt);
+}
+
+}  // namespace
+}  // namespace booster::rollout

@@ -1,0 +1,388 @@
+#include "operator/rollout/profile.h"
+
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace booster::rollout {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+Json J(const char* text) { return Json::parse(text); }
+
+// The exact shape from the issue, which users will type.
+constexpr char kIssueExample[] = R"json({
+  "targetRef": {"kind": "Deployment", "name": "checkout"},
+  "tuning": {
+    "cpu": {"placement": "whole-cores", "numa": "align"},
+    "sysctls": {"net.core.somaxconn": "4096", "net.ipv4.tcp_tw_reuse": "1"},
+    "runtime": {
+      "go": {"gomaxprocs": "auto", "gomemlimit": "auto"},
+      "preload": {"listenBacklog": 4096, "tcpNoDelay": true, "allocator": "jemalloc"}
+    }
+  },
+  "rollout": {"steps": [10, 50, 100], "stepDuration": "2m"}
+})json";
+
+TEST(ParseSpecTest, IssueExampleParses) {
+  absl::StatusOr<ProfileSpec> spec = ParseSpec(J(kIssueExample));
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->target_ref.kind, "Deployment");
+  EXPECT_EQ(spec->target_ref.name, "checkout");
+  EXPECT_EQ(spec->tuning.placement, CpuPlacement::kWholeCores);
+  EXPECT_EQ(spec->tuning.numa, NumaPolicy::kAlign);
+  EXPECT_EQ(spec->tuning.sysctls.at("net.core.somaxconn"), "4096");
+  EXPECT_EQ(spec->tuning.sysctls.at("net.ipv4.tcp_tw_reuse"), "1");
+  EXPECT_EQ(spec->tuning.go.gomaxprocs, "auto");
+  EXPECT_EQ(spec->tuning.go.gomemlimit, "auto");
+  EXPECT_EQ(spec->tuning.preload.listen_backlog, 4096);
+  EXPECT_EQ(spec->tuning.preload.tcp_no_delay, true);
+  EXPECT_EQ(spec->tuning.preload.allocator, Allocator::kJemalloc);
+  EXPECT_EQ(spec->rollout.steps, (std::vector<int>{10, 50, 100}));
+  EXPECT_EQ(spec->rollout.step_duration, absl::Minutes(2));
+}
+
+TEST(ParseSpecTest, DefaultsMatchTheCrd) {
+  absl::StatusOr<ProfileSpec> spec =
+      ParseSpec(J(R"({"targetRef": {"kind": "Deployment", "name": "web"}})"));
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->rollout.steps, (std::vector<int>{10, 50, 100}));
+  EXPECT_EQ(spec->rollout.step_duration, absl::Minutes(2));
+  EXPECT_EQ(spec->rollout.progress_deadline, absl::Minutes(10));
+  EXPECT_FALSE(spec->rollout.paused);
+  EXPECT_EQ(spec->rollout.hpa_policy, HpaPolicy::kFollow);
+  EXPECT_EQ(spec->rollout.analysis.mode, AnalysisMode::kTime);
+  EXPECT_EQ(spec->rollout.analysis.max_extensions, 2);
+  EXPECT_EQ(spec->rollout.analysis.min_samples, 10);
+  EXPECT_EQ(spec->rollout.analysis.on_inconclusive, InconclusivePolicy::kRollback);
+  EXPECT_EQ(spec->tuning.placement, CpuPlacement::kNone);
+  EXPECT_EQ(spec->tuning.preload.allocator, Allocator::kDefault);
+  EXPECT_TRUE(spec->tuning.sysctls.empty());
+}
+
+TEST(ParseSpecTest, IntegerSysctlValuesAndGoKnobsAreNormalised) {
+  absl::StatusOr<ProfileSpec> spec = ParseSpec(J(R"({
+    "targetRef": {"kind": "Deployment", "name": "web"},
+    "tuning": {"sysctls": {"net.ipv4.tcp_fin_timeout": 15,
+                           "net.ipv4.ip_local_port_range": " 10000 60999 "},
+               "runtime": {"go": {"gomaxprocs": 4, "gomemlimit": "85%", "gogc": "off"}}}})"));
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->tuning.sysctls.at("net.ipv4.tcp_fin_timeout"), "15");
+  EXPECT_EQ(spec->tuning.sysctls.at("net.ipv4.ip_local_port_range"), "10000 60999");
+  EXPECT_EQ(spec->tuning.go.gomaxprocs, "4");
+  EXPECT_EQ(spec->tuning.go.gomemlimit, "85%");
+  EXPECT_EQ(spec->tuning.go.gogc, "off");
+}
+
+struct BadSpec {
+  const char* name;
+  const char* spec;
+  const char* message;  // a substring the user must see
+};
+
+class BadSpecTest : public ::testing::TestWithParam<BadSpec> {};
+
+TEST_P(BadSpecTest, IsRejectedWithAnActionableMessage) {
+  absl::StatusOr<ProfileSpec> spec = ParseSpec(J(GetParam().spec));
+  ASSERT_FALSE(spec.ok());
+  EXPECT_EQ(spec.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(spec.status().message()), HasSubstr(GetParam().message));
+}
+
+#define TARGET R"("targetRef": {"kind": "Deployment", "name": "web"})"
+
+INSTANTIATE_TEST_SUITE_P(
+    Rules, BadSpecTest,
+    ::testing::Values(
+        BadSpec{"NoTargetRef", R"({})", "spec.targetRef: is required"},
+        BadSpec{"NotAnObject", R"([])", "spec: must be an object"},
+        BadSpec{"WrongKind", R"({"targetRef": {"kind": "StatefulSet", "name": "db"}})",
+                "spec.targetRef.kind: unsupported value \"StatefulSet\"; use one of Deployment"},
+        BadSpec{"NoName", R"({"targetRef": {"kind": "Deployment"}})",
+                "spec.targetRef.name: is required"},
+        BadSpec{"BadName", R"({"targetRef": {"kind": "Deployment", "name": "Web_1"}})",
+                "is not a valid Deployment name"},
+        BadSpec{"UnknownContainer",
+                R"({"targetRef": {"kind": "Deployment", "name": "web", "containers": ["a", "a"]}})",
+                "lists \"a\" twice"},
+        BadSpec{"UnknownField", R"({)" TARGET R"(, "tunning": {}})",
+                "spec.tunning: unknown field"},
+        BadSpec{"Placement", R"({)" TARGET R"(, "tuning": {"cpu": {"placement": "cores"}}})",
+                "spec.tuning.cpu.placement: unsupported value \"cores\"; use one of none, "
+                "spread, whole-cores, pinned"},
+        BadSpec{"NumaWithoutPlacement", R"({)" TARGET R"(, "tuning": {"cpu": {"numa": "bind"}}})",
+                "spec.tuning.cpu.numa: bind needs a CPU placement"},
+        BadSpec{"HostWideSysctl",
+                R"({)" TARGET R"(, "tuning": {"sysctls": {"net.core.rmem_max": "1"}}})",
+                "spec.tuning.sysctls[net.core.rmem_max]: is not a namespaced sysctl"},
+        BadSpec{"SlashSysctl",
+                R"({)" TARGET R"(, "tuning": {"sysctls": {"net/core/somaxconn": "1"}}})",
+                "with dots"},
+        BadSpec{"SysctlRange",
+                R"({)" TARGET R"(, "tuning": {"sysctls": {"net.ipv4.tcp_tw_reuse": "3"}}})",
+                "\"3\" must be from 0 to 2"},
+        BadSpec{"SysctlPair",
+                R"({)" TARGET
+                R"(, "tuning": {"sysctls": {"net.ipv4.ip_local_port_range": "60000 1024"}}})",
+                "low <= high"},
+        BadSpec{"SysctlType",
+                R"({)" TARGET R"(, "tuning": {"sysctls": {"net.core.somaxconn": true}}})",
+                "value must be a string or an integer"},
+        BadSpec{"CongestionControl",
+                R"({)" TARGET
+                R"(, "tuning": {"sysctls": {"net.ipv4.tcp_congestion_control": "vegas"}}})",
+                "must be one of cubic, reno, bbr"},
+        BadSpec{"Gomaxprocs",
+                R"({)" TARGET R"(, "tuning": {"runtime": {"go": {"gomaxprocs": 0}}}})",
+                "gomaxprocs: must be \"auto\" or an integer from 1 to 1024"},
+        BadSpec{"Gomemlimit",
+                R"({)" TARGET R"(, "tuning": {"runtime": {"go": {"gomemlimit": "1GB"}}}})",
+                "is not \"auto\", a percentage"},
+        BadSpec{"Gogc", R"({)" TARGET R"(, "tuning": {"runtime": {"go": {"gogc": 5}}}})",
+                "gogc: must be \"off\" or an integer from 10 to 10000"},
+        BadSpec{"Backlog",
+                R"({)" TARGET R"(, "tuning": {"runtime": {"preload": {"listenBacklog": 0}}}})",
+                "listenBacklog: must be between 1 and 65535, got 0"},
+        BadSpec{"BacklogAboveSomaxconn",
+                R"({)" TARGET R"(, "tuning": {"sysctls": {"net.core.somaxconn": 1024},
+                   "runtime": {"preload": {"listenBacklog": 4096}}}})",
+                "4096 exceeds net.core.somaxconn (1024)"},
+        BadSpec{"NoDelayType",
+                R"({)" TARGET R"(, "tuning": {"runtime": {"preload": {"tcpNoDelay": "yes"}}}})",
+                "tcpNoDelay: must be true or false"},
+        BadSpec{"Allocator",
+                R"({)" TARGET R"(, "tuning": {"runtime": {"preload": {"allocator": "hoard"}}}})",
+                "use one of default, jemalloc, mimalloc, tcmalloc"},
+        BadSpec{"StepsDescend", R"({)" TARGET R"(, "rollout": {"steps": [50, 10, 100]}})",
+                "must strictly ascend, but 10 follows 50"},
+        BadSpec{"StepsRepeat", R"({)" TARGET R"(, "rollout": {"steps": [10, 10, 100]}})",
+                "must strictly ascend"},
+        BadSpec{"StepsEnd", R"({)" TARGET R"(, "rollout": {"steps": [10, 50]}})",
+                "must end at 100"},
+        BadSpec{"StepsEmpty", R"({)" TARGET R"(, "rollout": {"steps": []}})",
+                "between 1 and 20 entries"},
+        BadSpec{"StepRange", R"({)" TARGET R"(, "rollout": {"steps": [0, 100]}})",
+                "entry 0 is not a percentage from 1 to 100"},
+        BadSpec{"StepFraction", R"({)" TARGET R"(, "rollout": {"steps": [12.5, 100]}})",
+                "entry 12.5 is not a percentage"},
+        BadSpec{"Duration", R"({)" TARGET R"(, "rollout": {"stepDuration": "2 minutes"}})",
+                "\"2 minutes\" is not a duration; write e.g. 30s, 2m"},
+        BadSpec{"DurationDays", R"({)" TARGET R"(, "rollout": {"stepDuration": "1d"}})",
+                "is not a duration"},
+        BadSpec{"DurationRange", R"({)" TARGET R"(, "rollout": {"stepDuration": "25h"}})",
+                "stepDuration: must be between 1s and 24h"},
+        BadSpec{"Deadline", R"({)" TARGET R"(, "rollout": {"progressDeadline": "5s"}})",
+                "progressDeadline: must be between 10s and 24h"},
+        BadSpec{"HpaPolicy", R"({)" TARGET R"(, "rollout": {"hpaPolicy": "Ignore"}})",
+                "use one of Follow, Pause, Fixed"},
+        BadSpec{"MetricsModeWithoutMetrics",
+                R"({)" TARGET R"(, "rollout": {"analysis": {"mode": "Metrics"}}})",
+                "mode Metrics needs at least one metric"},
+        BadSpec{"MetricName",
+                R"({)" TARGET R"(, "rollout": {"analysis": {"metrics": [{"name": "p99"}]}}})",
+                "unsupported value \"p99\""},
+        BadSpec{"MetricTwice",
+                R"({)" TARGET R"(, "rollout": {"analysis": {"metrics": [
+                   {"name": "latencyP99"}, {"name": "latencyP99"}]}}})",
+                "metric latencyP99 is listed twice"},
+        BadSpec{"IntervalLongerThanStep",
+                R"({)" TARGET R"(, "rollout": {"stepDuration": "30s",
+                   "analysis": {"interval": "1m"}}})",
+                "a step would end before its first window"},
+        BadSpec{"Confidence",
+                R"({)" TARGET R"(, "rollout": {"analysis": {"confidence": 1.5}}})",
+                "confidence: must be between 0.5 and 0.9999"}),
+    [](const ::testing::TestParamInfo<BadSpec>& param_info) {
+      return std::string(param_info.param.name);
+    });
+
+TEST(ParseSpecTest, ReportsEveryProblemAtOnce) {
+  absl::StatusOr<ProfileSpec> spec = ParseSpec(J(R"({
+    "targetRef": {"kind": "Deployment", "name": "web"},
+    "tuning": {"sysctls": {"vm.swappiness": "10"}},
+    "rollout": {"steps": [10, 50], "stepDuration": "soon"}})"));
+  ASSERT_FALSE(spec.ok());
+  const std::string msg(spec.status().message());
+  EXPECT_THAT(msg, HasSubstr("vm.swappiness"));
+  EXPECT_THAT(msg, HasSubstr("must end at 100"));
+  EXPECT_THAT(msg, HasSubstr("\"soon\" is not a duration"));
+}
+
+TEST(ParseSpecTest, ShortStepShrinksTheDefaultWindow) {
+  absl::StatusOr<ProfileSpec> spec = ParseSpec(
+      J(R"({"targetRef": {"kind": "Deployment", "name": "web"},
+           "rollout": {"stepDuration": "5s"}})"));
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->rollout.analysis.interval, absl::Seconds(5));
+}
+
+TEST(SysctlTest, AllowlistHoldsOnlyNamespacedKeys) {
+  for (const std::string& key : KnownSysctls()) {
+    EXPECT_TRUE(key.rfind("net.", 0) == 0 || key.rfind("kernel.shm", 0) == 0 ||
+                key.rfind("kernel.msg", 0) == 0 || key.rfind("fs.mqueue.", 0) == 0)
+        << key;
+    // Host-wide net.core keys are not namespaced; somaxconn is the exception.
+    if (key.rfind("net.core.", 0) == 0) {
+      EXPECT_EQ(key, "net.core.somaxconn");
+    }
+  }
+  EXPECT_FALSE(IsKnownSysctl("vm.swappiness"));
+  EXPECT_FALSE(IsKnownSysctl("kernel.pid_max"));
+  EXPECT_TRUE(IsKnownSysctl("net.ipv4.tcp_rmem"));
+  EXPECT_EQ(CheckSysctlValue("net.ipv4.tcp_rmem", "4096 131072 6291456"), "");
+  EXPECT_NE(CheckSysctlValue("net.ipv4.tcp_rmem", "4096 131072"), "");
+  EXPECT_NE(CheckSysctlValue("net.ipv4.tcp_rmem", "9 8 7"), "");
+}
+
+TEST(DurationTest, ParsesGoSyntax) {
+  struct Case {
+    const char* text;
+    absl::Duration want;
+  } cases[] = {{"30s", absl::Seconds(30)},
+               {"2m", absl::Minutes(2)},
+               {"1h30m", absl::Minutes(90)},
+               {"1.5s", absl::Milliseconds(1500)},
+               {"250ms", absl::Milliseconds(250)},
+               {"1m30s", absl::Seconds(90)}};
+  for (const Case& c : cases) {
+    absl::StatusOr<absl::Duration> d = ParseGoDuration(c.text);
+    ASSERT_TRUE(d.ok()) << c.text << ": " << d.status();
+    EXPECT_EQ(*d, c.want) << c.text;
+  }
+  for (const char* bad : {"", "5", "-5s", "s", "1.s", "5us", "inf", "1d", "2 m", "5S"}) {
+    EXPECT_FALSE(ParseGoDuration(bad).ok()) << bad;
+  }
+  EXPECT_EQ(FormatGoDuration(absl::Minutes(90)), "1h30m");
+  EXPECT_EQ(FormatGoDuration(absl::Seconds(30)), "30s");
+}
+
+RolloutStatus FullStatus() {
+  RolloutStatus s;
+  s.phase = Phase::kProgressing;
+  s.observed_generation = 7;
+  s.current_step = 2;
+  s.canary_weight = 50;
+  s.total_replicas = 10;
+  s.original_replicas = 9;
+  s.stable_replicas = 5;
+  s.canary_replicas = 5;
+  s.canary_name = "web-booster";
+  s.target_uid = "uid-1";
+  s.target_template_hash = "aaaa";
+  s.rollout_hash = "bbbb";
+  s.original_template_annotation = "booster.dev/original-template";
+  s.original_template_hash = "cccc";
+  s.restore_template = RestoreTemplate::kBaseline;
+  s.phase_start_time = absl::FromUnixSeconds(1'700'000'000);
+  s.step_start_time = absl::FromUnixSeconds(1'700'000'100);
+  s.analysis_start_time = absl::FromUnixSeconds(1'700'000'160);
+  s.extensions = 1;
+  s.handled = HandledControls{"a1", "p1", "r1"};
+  s.last_transition = Transition{"Progressing", "Progressing", "StepPassed", "step 1 passed",
+                                 absl::FromUnixSeconds(1'700'000'100)};
+  s.last_decision = Decision{"Pass", 1, "StepDurationElapsed", "ok",
+                             absl::FromUnixSeconds(1'700'000'100), {{"observed", "2m"}}};
+  s.conditions.push_back(Condition{"Ready", "False", "Progressing", "step 2", 7,
+                                   absl::FromUnixSeconds(1'700'000'000)});
+  return s;
+}
+
+TEST(StatusTest, RoundTripsThroughJson) {
+  RolloutStatus s = FullStatus();
+  EXPECT_EQ(ParseStatus(StatusToJson(s)), s);
+  // And through text, as the API server stores it.
+  EXPECT_EQ(ParseStatus(Json::parse(StatusToJson(s).dump())), s);
+  EXPECT_EQ(ParseStatus(StatusToJson(RolloutStatus{})), RolloutStatus{});
+}
+
+TEST(StatusTest, WritesTheFieldsThePrinterColumnsRead) {
+  Json j = StatusToJson(FullStatus());
+  EXPECT_EQ(j["phase"], "Progressing");
+  EXPECT_EQ(j["canaryWeight"], 50);
+  EXPECT_EQ(j["currentStep"], 2);
+  EXPECT_EQ(j["lastTransition"]["reason"], "StepPassed");
+  EXPECT_EQ(j["stepStartTime"], "2023-11-14T22:15:00Z");
+}
+
+TEST(StatusTest, MalformedStatusIsReadLeniently) {
+  RolloutStatus s = ParseStatus(J(R"({"phase": "Exploding", "currentStep": "two",
+                                      "conditions": [42, {"status": "True"}]})"));
+  EXPECT_EQ(s.phase, Phase::kPending);
+  EXPECT_EQ(s.current_step, 0);
+  EXPECT_TRUE(s.conditions.empty());
+}
+
+TEST(ParseProfileTest, ReadsMetadataAndKeepsABadSpecAsAnError) {
+  absl::StatusOr<Profile> p = ParseProfile(J(R"({
+    "apiVersion": "booster.dev/v1alpha1", "kind": "BoosterProfile",
+    "metadata": {"name": "checkout", "namespace": "shop", "uid": "u1", "generation": 3,
+                 "annotations": {"booster.dev/abort": "now"},
+                 "finalizers": ["booster.dev/finalizer"],
+                 "deletionTimestamp": "2026-01-01T00:00:00Z"},
+    "spec": {"targetRef": {"kind": "Deployment"}},
+    "status": {"phase": "Progressing", "currentStep": 1}})"));
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->meta.name, "checkout");
+  EXPECT_EQ(p->meta.namespace_, "shop");
+  EXPECT_EQ(p->meta.generation, 3);
+  EXPECT_EQ(p->meta.annotations.at(kAnnotationAbort), "now");
+  EXPECT_EQ(p->meta.finalizers, std::vector<std::string>{kFinalizer});
+  EXPECT_TRUE(p->meta.deleting);
+  EXPECT_FALSE(p->spec.ok());
+  EXPECT_THAT(std::string(p->spec.status().message()), HasSubstr("spec.targetRef.name"));
+  EXPECT_EQ(p->status.phase, Phase::kProgressing);
+}
+
+TEST(ParseProfileTest, RejectsOtherObjects) {
+  EXPECT_FALSE(ParseProfile(J(R"({"kind": "Deployment", "metadata": {"name": "x"}})")).ok());
+  EXPECT_FALSE(ParseProfile(J(R"({"kind": "BoosterProfile", "metadata": {}})")).ok());
+  EXPECT_FALSE(ParseProfile(J("[1]")).ok());
+  absl::StatusOr<Profile> no_spec = ParseProfile(J(R"({"metadata": {"name": "x"}})"));
+  ASSERT_TRUE(no_spec.ok());
+  EXPECT_THAT(std::string(no_spec->spec.status().message()), HasSubstr("spec: is required"));
+}
+
+TEST(RolloutHashTest, ChangesWithWhatTheRolloutCarriesOutOnly) {
+  ProfileSpec a = *ParseSpec(J(kIssueExample));
+  ProfileSpec b = a;
+  b.rollout.paused = true;
+  b.rollout.step_duration = absl::Minutes(5);
+  b.rollout.hpa_policy = HpaPolicy::kFixed;
+  EXPECT_EQ(RolloutHash(a), RolloutHash(b));
+  ProfileSpec c = a;
+  c.tuning.sysctls["net.core.somaxconn"] = "8192";
+  EXPECT_NE(RolloutHash(a), RolloutHash(c));
+  ProfileSpec d = a;
+  d.rollout.steps = {25, 100};
+  EXPECT_NE(RolloutHash(a), RolloutHash(d));
+  ProfileSpec e = a;
+  e.tuning.preload.tcp_no_delay = false;
+  EXPECT_NE(RolloutHash(a), RolloutHash(e));
+}
+
+TEST(ConditionTest, TransitionTimeMovesOnlyWhenStatusChanges) {
+  std::vector<Condition> conds;
+  absl::Time t0 = absl::FromUnixSeconds(100);
+  SetCondition(conds, "Ready", "False", "Pending", "", 1, t0);
+  SetCondition(conds, "Ready", "False", "Enrolling", "m", 2, t0 + absl::Seconds(5));
+  ASSERT_EQ(conds.size(), 1u);
+  EXPECT_EQ(conds[0].last_transition_time, t0);
+  EXPECT_EQ(conds[0].reason, "Enrolling");
+  EXPECT_EQ(conds[0].observed_generation, 2);
+  SetCondition(conds, "Ready", "True", "Promoted", "", 2, t0 + absl::Seconds(9));
+  EXPECT_EQ(conds[0].last_transition_time, t0 + absl::Seconds(9));
+  EXPECT_NE(FindCondition(conds, "Ready"), nullptr);
+  EXPECT_EQ(FindCondition(conds, "Nope"), nullptr);
+}
+
+TEST(HashTest, Fnv1aIsStableAndSensitive) {
+  EXPECT_EQ(Fnv1aHex(""), "cbf29ce484222325");
+  EXPECT_EQ(Fnv1aHex("a"), "af63dc4c8601ec8c");
+  EXPECT_NE(Fnv1aHex("ab"), Fnv1aHex("ba"));
+}
+
+}  // namespace
+}  // namespace booster::rollout

@@ -1,0 +1,1206 @@
+#include "operator/rollout/state_machine.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+
+namespace booster::rollout {
+namespace {
+
+constexpr absl::Duration kWaitForPods = absl::Seconds(5);
+constexpr absl::Duration kWaitForTarget = absl::Seconds(30);
+constexpr absl::Duration kAfterTransition = absl::Seconds(1);
+
+int32_t Int32At(const Json& j, const char* pointer) {
+  Json::json_pointer p(pointer);
+  if (!j.contains(p)) return 0;
+  const Json& v = j.at(p);
+  if (!v.is_number_integer()) return 0;
+  int64_t i = v.is_number_unsigned() ? static_cast<int64_t>(std::min<uint64_t>(
+                                           v.get<uint64_t>(), INT32_MAX))
+                                     : v.get<int64_t>();
+  return static_cast<int32_t>(std::clamp<int64_t>(i, 0, INT32_MAX));
+}
+
+int64_t Int64At(const Json& j, const char* pointer) {
+  Json::json_pointer p(pointer);
+  if (!j.contains(p)) return 0;
+  const Json& v = j.at(p);
+  if (v.is_number_unsigned()) return static_cast<int64_t>(std::min<uint64_t>(v.get<uint64_t>(), INT64_MAX));
+  return v.is_number_integer() ? v.get<int64_t>() : 0;
+}
+
+std::string StringAt(const Json& j, const char* pointer) {
+  Json::json_pointer p(pointer);
+  if (!j.contains(p)) return "";
+  const Json& v = j.at(p);
+  return v.is_string() ? v.get<std::string>() : "";
+}
+
+std::string PointerKey(absl::string_view key) {
+  return absl::StrReplaceAll(key, {{"~", "~0"}, {"/", "~1"}});
+}
+
+std::optional<Json> ParseObject(const std::string& text) {
+  Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) return std::nullopt;
+  return j;
+}
+
+bool InFlight(Phase p) {
+  return p == Phase::kEnrolling || p == Phase::kProgressing || p == Phase::kPaused ||
+         p == Phase::kPromoting || p == Phase::kRollingBack;
+}
+
+bool Terminal(Phase p) {
+  return p == Phase::kPromoted || p == Phase::kRolledBack || p == Phase::kFailed;
+}
+
+// A Deployment whose controller has caught up and whose pods all run the current
+// template and are available. `marker` (if not empty) must be the template's marker.
+bool Settled(const DeploymentView& d, int32_t want, absl::string_view marker) {
+  return d.exists && d.observed_generation >= d.generation && d.spec_replicas == want &&
+         d.updated_replicas == want && d.replicas == want && d.available_replicas == want &&
+         (marker.empty() || TemplateMarker(d.pod_template) == marker);
+}
+
+// Builds JSON Patches for the target. Every patch starts with a test of the uid, so a
+// target deleted and re-created under the same name is never patched by mistake.
+class TargetPatch {
+ public:
+  explicit TargetPatch(const DeploymentView& target) : target_(target) {
+    ops_.push_back({{"op", "test"}, {"path", "/metadata/uid"}, {"value", target.uid}});
+  }
+  TargetPatch& Template(const Json& tmpl) {
+    ops_.push_back({{"op", "replace"}, {"path", "/spec/template"}, {"value", tmpl}});
+    return *this;
+  }
+  TargetPatch& Replicas(int32_t n) {
+    ops_.push_back({{"op", "add"}, {"path", "/spec/replicas"}, {"value", n}});
+    return SetAnnotation(kScaledToAnnotation, absl::StrCat(n));
+  }
+  // spec.replicas alone, for unenrollment (no scaled-to marker is left behind).
+  TargetPatch& RawReplicas(int32_t n) {
+    ops_.push_back({{"op", "add"}, {"path", "/spec/replicas"}, {"value", n}});
+    return *this;
+  }
+  // Removes every Booster annotation; drops the map when nothing else is in it, so an
+  // unenrolled Deployment looks exactly as before.
+  TargetPatch& RemoveOurAnnotations() {
+    static constexpr const char* kOurs[] = {kOriginalTemplateAnnotation,
+                                            kBaselineTemplateAnnotation, kScaledToAnnotation};
+    size_t ours = 0;
+    for (const char* key : kOurs) ours += target_.annotations.count(key);
+    if (ours == 0) return *this;
+    const Json* all = nullptr;
+    Json::json_pointer ap("/metadata/annotations");
+    if (target_.object.contains(ap)) all = &target_.object.at(ap);
+    if (all != nullptr && all->is_object() && all->size() == ours) {
+      ops_.push_back({{"op", "remove"}, {"path", "/metadata/annotations"}});
+      return *this;
+    }
+    for (const char* key : kOurs) RemoveAnnotation(key);
+    return *this;
+  }
+  TargetPatch& SetAnnotation(absl::string_view key, const std::string& value) {
+    EnsureAnnotations();
+    ops_.push_back({{"op", "add"},
+                    {"path", "/metadata/annotations/" + PointerKey(key)},
+                    {"value", value}});
+    return *this;
+  }
+  TargetPatch& RemoveAnnotation(absl::string_view key) {
+    if (target_.annotations.count(std::string(key)) == 0) return *this;
+    ops_.push_back({{"op", "remove"}, {"path", "/metadata/annotations/" + PointerKey(key)}});
+    return *this;
+  }
+  Json Build() const { return ops_; }
+
+ private:
+  void EnsureAnnotations() {
+    if (annotations_ensured_) return;
+    annotations_ensured_ = true;
+    if (!target_.object.contains("metadata") ||
+        !target_.object["metadata"].contains("annotations") ||
+        !target_.object["metadata"]["annotations"].is_object()) {
+      ops_.push_back(
+          {{"op", "add"}, {"path", "/metadata/annotations"}, {"value", Json::object()}});
+    }
+  }
+
+  const DeploymentView& target_;
+  Json ops_ = Json::array();
+  bool annotations_ensured_ = false;
+};
+
+class Machine {
+ public:
+  Machine(const Profile& profile, const Observations& obs, VerdictSource& verdicts,
+          absl::Time now, const MutationOptions& opts)
+      : p_(profile), obs_(obs), verdicts_(verdicts), now_(now), opts_(opts), s_(profile.status) {}
+
+  Plan Run();
+
+ private:
+  const ProfileSpec& spec() const { return *p_.spec; }
+  const DeploymentView& target() const { return obs_.target; }
+  const DeploymentView& canary() const { return obs_.canary; }
+  int64_t gen() const { return p_.meta.generation; }
+  std::string TargetName() const {
+    return p_.spec.ok() ? spec().target_ref.name : target().name;
+  }
+  EnrollContext Ctx() const {
+    return EnrollContext{p_.meta.namespace_, p_.meta.name,
+                         p_.spec.ok() ? spec().target_ref.containers
+                                      : std::vector<std::string>{}};
+  }
+  std::string Annotation(const char* key) const {
+    auto it = p_.meta.annotations.find(key);
+    return it == p_.meta.annotations.end() ? "" : it->second;
+  }
+  bool HasFinalizer() const {
+    return std::find(p_.meta.finalizers.begin(), p_.meta.finalizers.end(), kFinalizer) !=
+           p_.meta.finalizers.end();
+  }
+
+  void To(Phase to, std::string reason, std::string message, bool warning = false);
+  void Event(bool warning, std::string reason, std::string message);
+  void Requeue(absl::Duration d) { requeue_ = std::min(requeue_, std::max(d, absl::Milliseconds(100))); }
+  void SetCond(absl::string_view type, bool status, absl::string_view reason,
+                 absl::string_view message) {
+    SetCondition(s_.conditions, type, status ? "True" : "False", reason, message, gen(), now_);
+  }
+
+  void Finalize();
+  void HandleInvalidSpec();
+  bool CheckTarget();
+  void MaybeRestart();
+  void Pending();
+  void Enrolling();
+  void Progressing();
+  void Paused();
+  void Promoting();
+  void RollingBack();
+  void Converge();
+  void FinishConditions();
+
+  void EnterStep(int step);
+  void StartRollback(std::string reason, std::string message, RestoreTemplate restore);
+  bool TargetEdited();
+  bool SpecChangedInFlight();
+  void FollowExternalScale();
+  bool EffectivelyPaused(std::string* why) const;
+  int Weight(int step) const {
+    return step >= 1 && step <= static_cast<int>(spec().rollout.steps.size())
+               ? spec().rollout.steps[step - 1]
+               : 0;
+  }
+  std::optional<Json> SavedOriginal() const;
+  std::optional<Json> ResolveOriginal();
+  std::optional<int32_t> ScaledTo() const;
+  void Push(Action a) { actions_.push_back(std::move(a)); }
+  void PushScaleTarget(int32_t n);
+  void PushCanary(const Json& tmpl, int32_t n);
+  void PushDeleteCanary();
+
+  const Profile& p_;
+  const Observations& obs_;
+  VerdictSource& verdicts_;
+  const absl::Time now_;
+  const MutationOptions& opts_;
+  RolloutStatus s_;
+  std::vector<Action> actions_;
+  std::vector<Action> events_;
+  absl::Duration requeue_ = absl::InfiniteDuration();
+  bool transitioned_ = false;
+};
+
+void Machine::Event(bool warning, std::string reason, std::string message) {
+  Action a;
+  a.type = ActionType::kRecordEvent;
+  a.event_type = warning ? "Warning" : "Normal";
+  a.reason = std::move(reason);
+  a.message = std::move(message);
+  events_.push_back(std::move(a));
+}
+
+void Machine::To(Phase to, std::string reason, std::string message, bool warning) {
+  s_.last_transition = Transition{std::string(PhaseName(s_.phase)), std::string(PhaseName(to)),
+                                  reason, message, now_};
+  s_.phase = to;
+  s_.phase_start_time = now_;
+  transitioned_ = true;
+  Event(warning, std::move(reason), std::move(message));
+  Requeue(kAfterTransition);
+}
+
+std::optional<int32_t> Machine::ScaledTo() const {
+  auto it = target().annotations.find(kScaledToAnnotation);
+  int32_t v;
+  if (it == target().annotations.end() || !absl::SimpleAtoi(it->second, &v)) return std::nullopt;
+  return v;
+}
+
+std::optional<Json> Machine::SavedOriginal() const {
+  auto it = target().annotations.find(kOriginalTemplateAnnotation);
+  if (it == target().annotations.end()) return std::nullopt;
+  return ParseObject(it->second);
+}
+
+// The target's pre-Booster template. Candidates: the saved annotation, the current
+// template if it is not enrolled, the current template stripped of enrollment. The one
+// recorded in status (by hash) wins; without a record (new rollout) the annotation is
+// trusted only if nobody edited the target since the operator last wrote it.
+std::optional<Json> Machine::ResolveOriginal() {
+  std::optional<Json> saved = SavedOriginal();
+  const Json& cur = target().pod_template;
+  std::vector<Json> candidates;
+  if (saved) candidates.push_back(*saved);
+  if (!IsEnrolled(cur)) candidates.push_back(cur);
+  candidates.push_back(StripEnrollment(cur, opts_));
+  if (!s_.original_template_hash.empty()) {
+    for (const Json& c : candidates) {
+      if (TemplateHash(c) == s_.original_template_hash) return c;
+    }
+  }
+  Json chosen;
+  if (saved && IsEnrolled(cur) && TemplateHash(cur) == s_.target_template_hash) {
+    chosen = *saved;
+  } else if (!IsEnrolled(cur)) {
+    chosen = cur;
+  } else {
+    chosen = StripEnrollment(cur, opts_);
+  }
+  s_.original_template_hash = TemplateHash(chosen);
+  s_.original_template_annotation = kOriginalTemplateAnnotation;
+  return chosen;
+}
+
+bool Machine::EffectivelyPaused(std::string* why) const {
+  if (spec().rollout.paused) {
+    *why = "spec.rollout.paused is true";
+    return true;
+  }
+  if (Annotation(kAnnotationPaused) == "true") {
+    *why = absl::StrCat("annotation ", kAnnotationPaused, " is \"true\"");
+    return true;
+  }
+  if (spec().rollout.hpa_policy == HpaPolicy::kPause && !obs_.hpa_name.empty()) {
+    *why = absl::StrCat("HorizontalPodAutoscaler ", obs_.hpa_name,
+                        " targets the Deployment and spec.rollout.hpaPolicy is Pause");
+    return true;
+  }
+  return false;
+}
+
+void Machine::EnterStep(int step) {
+  s_.current_step = step;
+  s_.canary_weight = Weight(step);
+  s_.canary_replicas = CanaryReplicas(s_.total_replicas, s_.canary_weight);
+  s_.stable_replicas = s_.total_replicas - s_.canary_replicas;
+  s_.step_start_time = now_;
+  s_.analysis_start_time = absl::InfinitePast();
+  s_.extensions = 0;
+}
+
+void Machine::StartRollback(std::string reason, std::string message, RestoreTemplate restore) {
+  s_.restore_template = restore;
+  s_.canary_weight = 0;
+  s_.canary_replicas = 0;
+  s_.stable_replicas = s_.total_replicas;
+  s_.analysis_start_time = absl::InfinitePast();
+  s_.step_start_time = now_;
+  To(Phase::kRollingBack, std::move(reason), std::move(message), /*warning=*/true);
+}
+
+// Someone else changed the target's template (kubectl edit, a new image) mid-rollout: the
+// canary no longer compares like with like. Roll back, leaving the user's template.
+bool Machine::TargetEdited() {
+  if (s_.target_template_hash.empty() ||
+      TemplateHash(target().pod_template) == s_.target_template_hash) {
+    return false;
+  }
+  std::string msg = absl::StrCat("the pod template of Deployment ", TargetName(),
+                                 " was changed by someone else during the rollout; the canary "
+                                 "is deleted and the target keeps the new template");
+  SetCond(kConditionTargetModified, true, "TemplateChanged", msg);
+  StartRollback("TargetModified", msg, RestoreTemplate::kNone);
+  return true;
+}
+
+// The tuning, steps or containers changed while a rollout was under way. A canary
+// judged on the old tuning says nothing about the new one: restart at the first step, or
+// (mid-promotion, where the target already holds part of the old tuning) roll back.
+bool Machine::SpecChangedInFlight() {
+  const std::string hash = RolloutHash(spec());
+  if (hash == s_.rollout_hash) return false;
+  s_.rollout_hash = hash;
+  if (s_.phase == Phase::kEnrolling) return false;  // no canary yet: nothing to redo
+  if (s_.phase == Phase::kPromoting) {
+    StartRollback("SpecChanged",
+                  "the tuning changed during promotion; the previous template is written back "
+                  "and a new rollout follows",
+                  RestoreTemplate::kBaseline);
+    return true;
+  }
+  if (s_.phase == Phase::kPaused) {
+    // Still paused, but back at step 1 with the new canary (if there was one).
+    if (s_.current_step > 0) EnterStep(1);
+    Event(false, "RolloutRestarted",
+          "the tuning or the steps changed while paused; the rollout restarts at step 1");
+    return false;
+  }
+  EnterStep(1);
+  To(Phase::kProgressing, "RolloutRestarted",
+     absl::StrCat("the tuning or the steps changed; restarting at step 1: ", s_.canary_weight,
+                  "% on the canary (", s_.canary_replicas, " of ", s_.total_replicas, ")"));
+  return true;
+}
+
+// The target's replicas differ from what the operator last wrote (the scaled-to
+// annotation): an HPA or a person scaled it. Follow/Pause take the new count as the
+// target's share of a new total; Fixed leaves status alone, so Converge scales it back.
+void Machine::FollowExternalScale() {
+  std::optional<int32_t> mine = ScaledTo();
+  if (!mine || target().spec_replicas == *mine) return;
+  if (spec().rollout.hpa_policy == HpaPolicy::kFixed) {
+    Event(false, "ExternalScaleReverted",
+          absl::StrCat("Deployment ", TargetName(), " was scaled to ", target().spec_replicas,
+                       " by someone else; hpaPolicy Fixed scales it back to ", s_.stable_replicas));
+    return;
+  }
+  int64_t total = static_cast<int64_t>(target().spec_replicas) + s_.canary_replicas;
+  s_.total_replicas = static_cast<int32_t>(std::min<int64_t>(total, INT32_MAX));
+  if (s_.current_step > 0) {
+    s_.canary_replicas = CanaryReplicas(s_.total_replicas, s_.canary_weight);
+  }
+  s_.stable_replicas = s_.total_replicas - s_.canary_replicas;
+  Event(false, "ReplicasFollowed",
+        absl::StrCat("Deployment ", TargetName(), " was scaled to ", target().spec_replicas,
+                     " by someone else; the rollout now splits ", s_.total_replicas,
+                     " replicas: ", s_.stable_replicas, " stable, ", s_.canary_replicas,
+                     " canary"));
+}
+
+void Machine::Finalize() {
+  SetCond(kConditionReady, false, "Finalizing",
+            "the profile is being deleted; restoring the target");
+  bool done = true;
+  if (canary().exists) {
+    PushDeleteCanary();
+    done = false;
+  }
+  const DeploymentView& t = target();
+  bool ours = t.exists && (s_.target_uid.empty() || t.uid == s_.target_uid);
+  if (ours) {
+    bool enrolled = IsEnrolled(t.pod_template);
+    bool marked = t.annotations.count(kOriginalTemplateAnnotation) > 0 ||
+                  t.annotations.count(kBaselineTemplateAnnotation) > 0 ||
+                  t.annotations.count(kScaledToAnnotation) > 0;
+    if (enrolled || marked) {
+      TargetPatch patch(t);
+      if (enrolled) {
+        std::optional<Json> saved = SavedOriginal();
+        patch.Template(saved ? *saved : StripEnrollment(t.pod_template, opts_));
+      }
+      // Mid-rollout the target holds only part of N; give it all back.
+      if (InFlight(s_.phase) && s_.total_replicas > 0 && t.spec_replicas != s_.total_replicas) {
+        patch.RawReplicas(s_.total_replicas);
+      }
+      patch.RemoveOurAnnotations();
+      Action a;
+      a.type = ActionType::kRestoreTemplate;
+      a.name = t.name;
+      a.replicas = InFlight(s_.phase) ? s_.total_replicas : -1;
+      a.body = patch.Build();
+      a.message = "unenroll: the original pod template is written back";
+      Push(std::move(a));
+      done = false;
+    }
+  }
+  if (done && HasFinalizer()) {
+    Action a;
+    a.type = ActionType::kRemoveFinalizer;
+    Push(std::move(a));
+  } else if (!done) {
+    Requeue(kWaitForPods);
+  }
+}
+
+void Machine::HandleInvalidSpec() {
+  const std::string msg(p_.spec.status().message());
+  const bool was_invalid = [&] {
+    const struct Condition* c = FindCondition(s_.conditions, kConditionInvalidSpec);
+    return c != nullptr && c->status == "True" && c->message == msg;
+  }();
+  SetCond(kConditionInvalidSpec, true, "InvalidSpec", msg);
+  if (InFlight(s_.phase)) {
+    // Hold: nothing is changed until the spec is fixed, then the rollout continues.
+    if (!was_invalid) {
+      Event(true, "InvalidSpec",
+            absl::StrCat("the rollout holds at ", PhaseName(s_.phase),
+                         " until the spec is fixed: ", msg));
+    }
+    return;
+  }
+  if (s_.phase != Phase::kFailed || !s_.last_transition ||
+      s_.last_transition->reason != "InvalidSpec" || s_.last_transition->message != msg) {
+    To(Phase::kFailed, "InvalidSpec", msg, /*warning=*/true);
+  }
+  if (canary().exists) PushDeleteCanary();
+}
+
+// Returns false when the rollout cannot go on because the target is gone.
+bool Machine::CheckTarget() {
+  const DeploymentView& t = target();
+  const bool replaced = t.exists && !s_.target_uid.empty() && t.uid != s_.target_uid &&
+                        InFlight(s_.phase);
+  if (t.exists && !replaced) {
+    SetCond(kConditionTargetFound, true, "Found",
+              absl::StrCat("Deployment ", TargetName(), " found"));
+    return true;
+  }
+  std::string msg =
+      replaced ? absl::StrCat("Deployment ", TargetName(),
+                              " was deleted and re-created during the rollout")
+               : absl::StrCat("Deployment ", TargetName(), " not found in namespace ",
+                              p_.meta.namespace_);
+  SetCond(kConditionTargetFound, false, replaced ? "Replaced" : "NotFound", msg);
+  if (InFlight(s_.phase)) {
+    s_.canary_replicas = 0;
+    s_.canary_weight = 0;
+    To(Phase::kFailed, "TargetDeleted", msg + "; the canary is deleted", /*warning=*/true);
+  } else if (s_.phase == Phase::kPending) {
+    Requeue(kWaitForTarget);
+  }
+  if (canary().exists) PushDeleteCanary();
+  return false;
+}
+
+void Machine::MaybeRestart() {
+  if (!Terminal(s_.phase)) return;
+  const std::string hash = RolloutHash(spec());
+  const std::string retry = Annotation(kAnnotationRetry);
+  std::string reason, message;
+  if (!retry.empty() && retry != s_.handled.retry) {
+    s_.handled.retry = retry;
+    reason = "Retry";
+    message = absl::StrCat("annotation ", kAnnotationRetry, "=", retry, " starts a new rollout");
+  } else if (!s_.rollout_hash.empty() && hash != s_.rollout_hash) {
+    reason = "SpecChanged";
+    message = "the tuning or the steps changed; a new rollout starts";
+  } else if (s_.phase == Phase::kFailed && s_.last_transition &&
+             (s_.last_transition->reason == "InvalidSpec" ||
+              (s_.last_transition->reason == "TargetDeleted" && target().exists) ||
+              (s_.last_transition->reason == "TemplateMismatch" && hash != s_.rollout_hash))) {
+    reason = s_.last_transition->reason == "InvalidSpec" ? "SpecFixed" : "TargetFound";
+    message = "the problem that stopped the rollout is gone; a new rollout starts";
+  } else {
+    return;
+  }
+  s_.current_step = 0;
+  s_.canary_weight = 0;
+  s_.canary_replicas = 0;
+  s_.extensions = 0;
+  s_.restore_template = RestoreTemplate::kNone;
+  s_.step_start_time = absl::InfinitePast();
+  s_.analysis_start_time = absl::InfinitePast();
+  s_.original_template_hash.clear();
+  s_.rollout_hash.clear();
+  To(Phase::kPending, std::move(reason), std::move(message));
+}
+
+void Machine::Pending() {
+  if (!HasFinalizer()) {
+    Requeue(kAfterTransition);  // the AddFinalizer action must land before anything else
+    return;
+  }
+  const DeploymentView& t = target();
+  s_.target_uid = t.uid;
+  s_.original_template_hash.clear();
+  if (!ResolveOriginal()) return;
+  s_.rollout_hash = RolloutHash(spec());
+  s_.canary_name = t.name + "-booster";
+  s_.original_replicas = t.spec_replicas;
+  s_.total_replicas = t.spec_replicas;
+  s_.stable_replicas = t.spec_replicas;
+  s_.canary_replicas = 0;
+  s_.canary_weight = 0;
+  s_.current_step = 0;
+  s_.extensions = 0;
+  s_.restore_template = RestoreTemplate::kNone;
+  s_.analysis_start_time = absl::InfinitePast();
+  s_.step_start_time = now_;
+  SetCond(kConditionTargetModified, false, "Unchanged", "");
+  To(Phase::kEnrolling, "Enrolling",
+     absl::StrCat("enrolling Deployment ", t.name,
+                  ": agent sidecar in observe mode and the dormant runtime library"));
+}
+
+void Machine::Enrolling() {
+  const DeploymentView& t = target();
+  SpecChangedInFlight();
+  const std::string abort = Annotation(kAnnotationAbort);
+  if (!abort.empty() && abort != s_.handled.abort) {
+    s_.handled.abort = abort;
+    StartRollback("Aborted", "aborted by annotation during enrollment; the original pod "
+                             "template is restored",
+                  RestoreTemplate::kOriginal);
+    return;
+  }
+  std::optional<Json> orig = ResolveOriginal();
+  absl::StatusOr<Json> enrolled = EnrolledTemplate(*orig, Ctx(), opts_);
+  if (!enrolled.ok()) {
+    To(Phase::kFailed, "TemplateMismatch", std::string(enrolled.status().message()), true);
+    return;
+  }
+  std::optional<Json> saved = SavedOriginal();
+  const bool annotation_ok = saved && TemplateHash(*saved) == s_.original_template_hash;
+  if (IsEnrolled(t.pod_template) && annotation_ok && Settled(t, t.spec_replicas, "")) {
+    s_.target_template_hash = TemplateHash(t.pod_template);
+    s_.total_replicas = t.spec_replicas;
+    s_.stable_replicas = t.spec_replicas;
+    std::string why;
+    if (EffectivelyPaused(&why)) {
+      s_.current_step = 0;
+      To(Phase::kPaused, "Paused", absl::StrCat("enrolled; paused before the first step: ", why));
+      return;
+    }
+    EnterStep(1);
+    To(Phase::kProgressing, "StepStarted",
+       absl::StrCat("enrolled; step 1 of ", spec().rollout.steps.size(), ": ", s_.canary_weight,
+                    "% on the canary (", s_.canary_replicas, " of ", s_.total_replicas, ")"));
+    return;
+  }
+  if (now_ - s_.phase_start_time > spec().rollout.progress_deadline) {
+    StartRollback("ProgressDeadlineExceeded",
+                  absl::StrCat("the enrolled pods of Deployment ", t.name, " were not ready within ",
+                               FormatGoDuration(spec().rollout.progress_deadline),
+                               "; the original pod template is restored"),
+                  RestoreTemplate::kOriginal);
+    return;
+  }
+  Requeue(kWaitForPods);
+}
+
+void Machine::Progressing() {
+  if (TargetEdited() || SpecChangedInFlight()) return;
+  FollowExternalScale();
+  const std::string abort = Annotation(kAnnotationAbort);
+  if (!abort.empty() && abort != s_.handled.abort) {
+    s_.handled.abort = abort;
+    StartRollback("Aborted", absl::StrCat("aborted by annotation at step ", s_.current_step),
+                  RestoreTemplate::kNone);
+    return;
+  }
+  const std::string promote = Annotation(kAnnotationPromoteNow);
+  if (!promote.empty() && promote != s_.handled.promote_now) {
+    s_.handled.promote_now = promote;
+    s_.step_start_time = now_;
+    To(Phase::kPromoting, "PromotedByHand",
+       absl::StrCat("promote-now at step ", s_.current_step, ": the remaining steps and the "
+                                                              "analysis are skipped"));
+    return;
+  }
+  std::string why;
+  if (EffectivelyPaused(&why)) {
+    To(Phase::kPaused, "Paused", absl::StrCat("paused at step ", s_.current_step, ": ", why));
+    return;
+  }
+  std::optional<Json> orig = SavedOriginal();
+  if (!orig) {
+    std::string msg = absl::StrCat("the annotation ", kOriginalTemplateAnnotation,
+                                   " of Deployment ", TargetName(), " was removed or damaged");
+    SetCond(kConditionTargetModified, true, "OriginalTemplateLost", msg);
+    StartRollback("TargetModified", msg, RestoreTemplate::kNone);
+    return;
+  }
+  absl::StatusOr<Json> canary_tmpl = TunedTemplate(*orig, spec().tuning, kArmCanary, Ctx(), opts_);
+  if (!canary_tmpl.ok()) {
+    StartRollback("TemplateMismatch", std::string(canary_tmpl.status().message()),
+                  RestoreTemplate::kNone);
+    return;
+  }
+  const bool ready = Settled(canary(), s_.canary_replicas, TemplateMarker(*canary_tmpl)) &&
+                     Settled(target(), s_.stable_replicas, "");
+  if (!ready) {
+    if (now_ - s_.step_start_time > spec().rollout.progress_deadline) {
+      StartRollback("ProgressDeadlineExceeded",
+                    absl::StrCat("step ", s_.current_step, ": the pods were not ready within ",
+                                 FormatGoDuration(spec().rollout.progress_deadline), " (canary ",
+                                 canary().available_replicas, "/", s_.canary_replicas,
+                                 " available, target ", target().available_replicas, "/",
+                                 s_.stable_replicas, ")"),
+                    RestoreTemplate::kNone);
+      return;
+    }
+    s_.analysis_start_time = absl::InfinitePast();
+    Requeue(kWaitForPods);
+    return;
+  }
+  if (s_.analysis_start_time == absl::InfinitePast()) s_.analysis_start_time = now_;
+  VerdictRequest req;
+  req.profile_namespace = p_.meta.namespace_;
+  req.profile_name = p_.meta.name;
+  req.step = s_.current_step;
+  req.weight = s_.canary_weight;
+  req.analysis_start = s_.analysis_start_time;
+  req.extensions = s_.extensions;
+  req.step_duration = spec().rollout.step_duration;
+  req.analysis = &spec().rollout.analysis;
+  req.now = now_;
+  Verdict v = verdicts_.Judge(req);
+  auto record = [&](absl::string_view verdict) {
+    s_.last_decision = Decision{std::string(verdict), s_.current_step, v.reason, v.message, now_,
+                                v.evidence};
+  };
+  const int steps = static_cast<int>(spec().rollout.steps.size());
+  auto advance = [&](std::string reason, std::string message) {
+    if (s_.current_step >= steps) {
+      s_.step_start_time = now_;
+      To(Phase::kPromoting, std::move(reason),
+         absl::StrCat(message, "; promoting the tuning into Deployment ", TargetName()));
+      return;
+    }
+    EnterStep(s_.current_step + 1);
+    To(Phase::kProgressing, std::move(reason),
+       absl::StrCat(message, "; step ", s_.current_step, " of ", steps, ": ", s_.canary_weight,
+                    "% on the canary (", s_.canary_replicas, " of ", s_.total_replicas, ")"));
+  };
+  switch (v.kind) {
+    case VerdictKind::kWait:
+      Requeue(v.recheck_after);
+      return;
+    case VerdictKind::kPass:
+      record("Pass");
+      advance("StepPassed", absl::StrCat("step ", s_.current_step, " passed: ", v.message));
+      return;
+    case VerdictKind::kFail:
+      record("Fail");
+      StartRollback("AnalysisFailed",
+                    absl::StrCat("step ", s_.current_step, " failed: ", v.message),
+                    RestoreTemplate::kNone);
+      return;
+    case VerdictKind::kInconclusive:
+      record("Inconclusive");
+      if (s_.extensions < spec().rollout.analysis.max_extensions) {
+        ++s_.extensions;
+        Event(false, "StepExtended",
+              absl::StrCat("step ", s_.current_step, " inconclusive (", v.message,
+                           "); extended by ", FormatGoDuration(spec().rollout.step_duration),
+                           " (", s_.extensions, " of ",
+                           spec().rollout.analysis.max_extensions, ")"));
+        Requeue(spec().rollout.step_duration);
+        return;
+      }
+      if (spec().rollout.analysis.on_inconclusive == InconclusivePolicy::kPromote) {
+        advance("InconclusiveAccepted",
+                absl::StrCat("step ", s_.current_step, " still inconclusive after ",
+                             s_.extensions, " extensions; onInconclusive is Promote"));
+      } else {
+        StartRollback("AnalysisInconclusive",
+                      absl::StrCat("step ", s_.current_step, " still inconclusive after ",
+                                   s_.extensions, " extensions: ", v.message),
+                      RestoreTemplate::kNone);
+      }
+      return;
+  }
+}
+
+void Machine::Paused() {
+  if (TargetEdited() || SpecChangedInFlight()) return;
+  FollowExternalScale();
+  const std::string abort = Annotation(kAnnotationAbort);
+  if (!abort.empty() && abort != s_.handled.abort) {
+    s_.handled.abort = abort;
+    StartRollback("Aborted", absl::StrCat("aborted by annotation while paused at step ",
+                                          s_.current_step),
+                  RestoreTemplate::kNone);
+    return;
+  }
+  const std::string promote = Annotation(kAnnotationPromoteNow);
+  if (!promote.empty() && promote != s_.handled.promote_now) {
+    s_.handled.promote_now = promote;
+    s_.step_start_time = now_;
+    To(Phase::kPromoting, "PromotedByHand",
+       absl::StrCat("promote-now while paused at step ", s_.current_step));
+    return;
+  }
+  std::string why;
+  if (EffectivelyPaused(&why)) return;
+  // Resuming restarts the current step's observation window.
+  EnterStep(std::max(1, s_.current_step));
+  To(Phase::kProgressing, "Resumed",
+     absl::StrCat("resumed at step ", s_.current_step, ": ", s_.canary_weight,
+                  "% on the canary (", s_.canary_replicas, " of ", s_.total_replicas, ")"));
+}
+
+void Machine::Promoting() {
+  if (SpecChangedInFlight()) return;
+  const std::string abort = Annotation(kAnnotationAbort);
+  if (!abort.empty() && abort != s_.handled.abort) {
+    s_.handled.abort = abort;
+    StartRollback("Aborted", "aborted by annotation during promotion; the template promotion "
+                             "replaced is written back",
+                  RestoreTemplate::kBaseline);
+    return;
+  }
+  std::optional<Json> orig = SavedOriginal();
+  absl::StatusOr<Json> promoted =
+      orig ? TunedTemplate(*orig, spec().tuning, kArmPromoted, Ctx(), opts_)
+           : absl::StatusOr<Json>(absl::FailedPreconditionError("original template lost"));
+  if (!promoted.ok()) {
+    StartRollback("TargetModified",
+                  absl::StrCat("cannot build the promoted template: ", promoted.status().message()),
+                  RestoreTemplate::kBaseline);
+    return;
+  }
+  const std::string marker = TemplateMarker(*promoted);
+  const int32_t n = s_.total_replicas;
+  const int32_t h = s_.stable_replicas;
+  const bool canary_settled =
+      s_.canary_replicas == 0 ? (!canary().exists || canary().spec_replicas == 0)
+                              : canary().exists && canary().spec_replicas == s_.canary_replicas;
+  if (Settled(target(), h, marker) && canary_settled) {
+    if (h >= n) {
+      s_.target_template_hash = TemplateHash(target().pod_template);
+      s_.current_step = static_cast<int>(spec().rollout.steps.size());
+      s_.canary_weight = 0;
+      s_.canary_replicas = 0;
+      s_.stable_replicas = n;
+      To(Phase::kPromoted, "Promoted",
+         absl::StrCat("Deployment ", TargetName(), " runs the tuning on all ", n,
+                      " replicas; the canary is deleted"));
+      return;
+    }
+    s_.stable_replicas = std::min(n, h + PromotionBatch(n));
+    s_.canary_replicas = n - s_.stable_replicas;
+    s_.step_start_time = now_;
+    Requeue(kWaitForPods);
+    return;
+  }
+  if (now_ - s_.step_start_time > spec().rollout.progress_deadline) {
+    s_.restore_template = RestoreTemplate::kBaseline;
+    StartRollback("ProgressDeadlineExceeded",
+                  absl::StrCat("the promoted pods of Deployment ", TargetName(),
+                               " were not ready within ",
+                               FormatGoDuration(spec().rollout.progress_deadline),
+                               "; the previous template is written back"),
+                  RestoreTemplate::kBaseline);
+    return;
+  }
+  Requeue(kWaitForPods);
+}
+
+void Machine::RollingBack() {
+  const DeploymentView& t = target();
+  bool template_done = true;
+  if (s_.restore_template == RestoreTemplate::kOriginal) {
+    template_done = !IsEnrolled(t.pod_template);
+  } else if (s_.restore_template == RestoreTemplate::kBaseline) {
+    auto it = t.annotations.find(kBaselineTemplateAnnotation);
+    std::optional<Json> baseline =
+        it == t.annotations.end() ? std::nullopt : ParseObject(it->second);
+    template_done = !baseline || TemplateMarker(t.pod_template) == TemplateMarker(*baseline);
+  }
+  if (!canary().exists && template_done && Settled(t, s_.total_replicas, "")) {
+    // Only a template this rollback wrote becomes the operator's own; after a
+    // TargetModified rollback the user's edit must keep looking like an edit, so the next
+    // rollout re-derives the original from it.
+    if (s_.restore_template != RestoreTemplate::kNone) {
+      s_.target_template_hash = TemplateHash(t.pod_template);
+    }
+    const std::string why = s_.last_transition ? s_.last_transition->message : "";
+    To(Phase::kRolledBack, "RolledBack",
+       absl::StrCat("Deployment ", t.name, " is back to ", s_.total_replicas,
+                    " replicas without the tuning", why.empty() ? "" : " (", why,
+                    why.empty() ? "" : ")"),
+       /*warning=*/true);
+    return;
+  }
+  if (now_ - s_.phase_start_time > spec().rollout.progress_deadline) {
+    SetCond(kConditionProgressing, false, "RollbackStalled",
+              absl::StrCat("the rollback has not settled within ",
+                           FormatGoDuration(spec().rollout.progress_deadline),
+                           "; check the target's pods"));
+  }
+  Requeue(kWaitForPods);
+}
+
+void Machine::PushScaleTarget(int32_t n) {
+  Action a;
+  a.type = ActionType::kScaleTarget;
+  a.name = target().name;
+  a.replicas = n;
+  a.body = TargetPatch(target()).Replicas(n).Build();
+  Push(std::move(a));
+}
+
+void Machine::PushCanary(const Json& tmpl, int32_t n) {
+  Action a;
+  a.type = ActionType::kCreateOrScaleCanary;
+  a.name = s_.canary_name;
+  a.replicas = n;
+  a.body = CanaryDeployment(p_.meta, target(), tmpl, n);
+  a.body["metadata"]["name"] = s_.canary_name;
+  Push(std::move(a));
+}
+
+void Machine::PushDeleteCanary() {
+  Action a;
+  a.type = ActionType::kDeleteCanary;
+  a.name = canary().exists ? canary().name : s_.canary_name;
+  Push(std::move(a));
+}
+
+// Actions that make the cluster match s_. Lowering actions first: a pod is never
+// requested on one side before it is released on the other.
+void Machine::Converge() {
+  const DeploymentView& t = target();
+  const DeploymentView& c = canary();
+  std::vector<Action> lower, raise;
+  auto scale_target = [&](int32_t n) {
+    if (t.spec_replicas == n && ScaledTo() == n) return;
+    size_t before = actions_.size();
+    PushScaleTarget(n);
+    Action a = std::move(actions_.back());
+    actions_.resize(before);
+    (n < t.spec_replicas ? lower : raise).push_back(std::move(a));
+  };
+  auto apply_canary = [&](const Json& tmpl, int32_t n) {
+    if (c.exists && c.spec_replicas == n &&
+        TemplateMarker(c.pod_template) == TemplateMarker(tmpl)) {
+      return;
+    }
+    size_t before = actions_.size();
+    PushCanary(tmpl, n);
+    Action a = std::move(actions_.back());
+    actions_.resize(before);
+    (c.exists && n < c.spec_replicas ? lower : raise).push_back(std::move(a));
+  };
+  switch (s_.phase) {
+    case Phase::kPending:
+      break;
+    case Phase::kEnrolling: {
+      std::optional<Json> orig = ResolveOriginal();
+      std::optional<Json> saved = SavedOriginal();
+      const bool annotation_ok = saved && TemplateHash(*saved) == s_.original_template_hash;
+      if (IsEnrolled(t.pod_template) && annotation_ok) break;
+      absl::StatusOr<Json> enrolled = EnrolledTemplate(*orig, Ctx(), opts_);
+      if (!enrolled.ok()) break;
+      TargetPatch patch(t);
+      if (!IsEnrolled(t.pod_template)) patch.Template(*enrolled);
+      patch.SetAnnotation(kOriginalTemplateAnnotation, orig->dump());
+      Action a;
+      a.type = ActionType::kEnrollTarget;
+      a.name = t.name;
+      a.body = patch.Build();
+      Push(std::move(a));
+      break;
+    }
+    case Phase::kProgressing:
+    case Phase::kPaused: {
+      if (s_.current_step == 0) {
+        if (c.exists) PushDeleteCanary();
+        break;
+      }
+      std::optional<Json> orig = SavedOriginal();
+      if (!orig) break;
+      absl::StatusOr<Json> tmpl = TunedTemplate(*orig, spec().tuning, kArmCanary, Ctx(), opts_);
+      if (!tmpl.ok()) break;
+      scale_target(s_.stable_replicas);
+      apply_canary(*tmpl, s_.canary_replicas);
+      break;
+    }
+    case Phase::kPromoting: {
+      std::optional<Json> orig = SavedOriginal();
+      if (!orig) break;
+      absl::StatusOr<Json> promoted =
+          TunedTemplate(*orig, spec().tuning, kArmPromoted, Ctx(), opts_);
+      if (!promoted.ok()) break;
+      if (TemplateMarker(t.pod_template) != TemplateMarker(*promoted)) {
+        Action a;
+        a.type = ActionType::kPromoteTemplate;
+        a.name = t.name;
+        a.replicas = s_.stable_replicas;
+        a.body = TargetPatch(t)
+                     .Template(*promoted)
+                     .SetAnnotation(kBaselineTemplateAnnotation, t.pod_template.dump())
+                     .Replicas(s_.stable_replicas)
+                     .Build();
+        (s_.stable_replicas < t.spec_replicas ? lower : raise).push_back(std::move(a));
+      } else {
+        scale_target(s_.stable_replicas);
+      }
+      if (c.exists && c.spec_replicas != s_.canary_replicas) {
+        // Only the count changes: the canary keeps the template it was judged with.
+        Json tmpl = c.pod_template;
+        apply_canary(tmpl, s_.canary_replicas);
+      } else if (!c.exists && s_.canary_replicas > 0) {
+        absl::StatusOr<Json> tmpl = TunedTemplate(*orig, spec().tuning, kArmCanary, Ctx(), opts_);
+        if (tmpl.ok()) apply_canary(*tmpl, s_.canary_replicas);
+      }
+      break;
+    }
+    case Phase::kRollingBack: {
+      if (c.exists) PushDeleteCanary();
+      TargetPatch patch(t);
+      bool restore = false;
+      if (s_.restore_template == RestoreTemplate::kOriginal && IsEnrolled(t.pod_template)) {
+        std::optional<Json> orig = ResolveOriginal();
+        patch.Template(*orig)
+            .RemoveAnnotation(kOriginalTemplateAnnotation)
+            .RemoveAnnotation(kBaselineTemplateAnnotation);
+        restore = true;
+      } else if (s_.restore_template == RestoreTemplate::kBaseline) {
+        auto it = t.annotations.find(kBaselineTemplateAnnotation);
+        std::optional<Json> baseline =
+            it == t.annotations.end() ? std::nullopt : ParseObject(it->second);
+        if (baseline && TemplateMarker(t.pod_template) != TemplateMarker(*baseline)) {
+          patch.Template(*baseline);
+          restore = true;
+        }
+      }
+      if (restore) {
+        if (t.spec_replicas != s_.total_replicas || ScaledTo() != s_.total_replicas) {
+          patch.Replicas(s_.total_replicas);
+        }
+        Action a;
+        a.type = ActionType::kRestoreTemplate;
+        a.name = t.name;
+        a.replicas = s_.total_replicas;
+        a.body = patch.Build();
+        Push(std::move(a));
+      } else {
+        scale_target(s_.total_replicas);
+      }
+      break;
+    }
+    case Phase::kPromoted:
+    case Phase::kRolledBack:
+    case Phase::kFailed:
+      if (c.exists) PushDeleteCanary();
+      break;
+  }
+  for (Action& a : lower) Push(std::move(a));
+  for (Action& a : raise) Push(std::move(a));
+}
+
+void Machine::FinishConditions() {
+  const Phase ph = s_.phase;
+  if (ph == Phase::kPromoted) {
+    SetCond(kConditionReady, true, "Promoted", "the tuning is promoted into the target");
+  } else if (!p_.meta.deleting) {
+    std::string msg = s_.last_transition ? s_.last_transition->message : "";
+    SetCond(kConditionReady, false, std::string(PhaseName(ph)), msg);
+  }
+  const Condition* prog = FindCondition(s_.conditions, kConditionProgressing);
+  const bool stalled = prog != nullptr && prog->reason == "RollbackStalled" &&
+                       ph == Phase::kRollingBack && !transitioned_;
+  if (!stalled) {
+    const bool moving = ph == Phase::kEnrolling || ph == Phase::kProgressing ||
+                        ph == Phase::kPromoting || ph == Phase::kRollingBack;
+    std::string msg =
+        ph == Phase::kProgressing
+            ? absl::StrCat("step ", s_.current_step, ": ", s_.canary_weight, "% on the canary")
+            : std::string(PhaseName(ph));
+    SetCond(kConditionProgressing, moving, std::string(PhaseName(ph)), msg);
+  }
+  if (obs_.hpa_name.empty()) {
+    if (FindCondition(s_.conditions, kConditionHpaDetected) != nullptr) {
+      SetCond(kConditionHpaDetected, false, "NoHPA", "");
+    }
+  } else {
+    std::string policy = p_.spec.ok() ? (spec().rollout.hpa_policy == HpaPolicy::kFollow ? "Follow"
+                                         : spec().rollout.hpa_policy == HpaPolicy::kPause
+                                             ? "Pause"
+                                             : "Fixed")
+                                      : "unknown";
+    SetCond(kConditionHpaDetected, true, "HPATargetsDeployment",
+              absl::StrCat("HorizontalPodAutoscaler ", obs_.hpa_name,
+                           " scales the target; hpaPolicy ", policy, " applies"));
+  }
+}
+
+Plan Machine::Run() {
+  if (p_.meta.deleting) {
+    Finalize();
+  } else {
+    if (!HasFinalizer()) {
+      Action a;
+      a.type = ActionType::kAddFinalizer;
+      Push(std::move(a));
+    }
+    if (!p_.spec.ok()) {
+      HandleInvalidSpec();
+    } else {
+      SetCond(kConditionInvalidSpec, false, "Valid", "");
+      MaybeRestart();
+      if (!transitioned_ && CheckTarget()) {
+        switch (s_.phase) {
+          case Phase::kPending:
+            Pending();
+            break;
+          case Phase::kEnrolling:
+            Enrolling();
+            break;
+          case Phase::kProgressing:
+            Progressing();
+            break;
+          case Phase::kPaused:
+            Paused();
+            break;
+          case Phase::kPromoting:
+            Promoting();
+            break;
+          case Phase::kRollingBack:
+            RollingBack();
+            break;
+          case Phase::kPromoted:
+          case Phase::kRolledBack:
+          case Phase::kFailed:
+            break;
+        }
+        if (target().exists && (s_.target_uid.empty() || target().uid == s_.target_uid)) {
+          Converge();
+        }
+      }
+    }
+    FinishConditions();
+  }
+  s_.observed_generation = gen();
+  Plan plan;
+  plan.status_changed = !(s_ == p_.status);
+  plan.status = std::move(s_);
+  plan.actions = std::move(actions_);
+  for (Action& e : events_) plan.actions.push_back(std::move(e));
+  if (requeue_ != absl::InfiniteDuration()) {
+    Action a;
+    a.type = ActionType::kRequeueAfter;
+    a.delay = requeue_;
+    plan.actions.push_back(std::move(a));
+  }
+  return plan;
+}
+
+}  // namespace
+
+DeploymentView ObserveDeployment(const Json& d) {
+  DeploymentView v;
+  if (!d.is_object()) return v;
+  v.exists = true;
+  v.object = d;
+  v.name = StringAt(d, "/metadata/name");
+  v.uid = StringAt(d, "/metadata/uid");
+  v.generation = Int64At(d, "/metadata/generation");
+  v.observed_generation = Int64At(d, "/status/observedGeneration");
+  // The API server defaults spec.replicas to 1; an object without it is from a test.
+  Json::json_pointer rp("/spec/replicas");
+  v.spec_replicas = d.contains(rp) ? Int32At(d, "/spec/replicas") : 1;
+  v.replicas = Int32At(d, "/status/replicas");
+  v.updated_replicas = Int32At(d, "/status/updatedReplicas");
+  v.ready_replicas = Int32At(d, "/status/readyReplicas");
+  v.available_replicas = Int32At(d, "/status/availableReplicas");
+  Json::json_pointer tp("/spec/template");
+  if (d.contains(tp) && d.at(tp).is_object()) v.pod_template = d.at(tp);
+  Json::json_pointer ap("/metadata/annotations");
+  if (d.contains(ap) && d.at(ap).is_object()) {
+    for (auto it = d.at(ap).begin(); it != d.at(ap).end(); ++it) {
+      if (it.value().is_string()) v.annotations[it.key()] = it.value().get<std::string>();
+    }
+  }
+  return v;
+}
+
+absl::string_view ActionTypeName(ActionType type) {
+  switch (type) {
+    case ActionType::kAddFinalizer:
+      return "AddFinalizer";
+    case ActionType::kRemoveFinalizer:
+      return "RemoveFinalizer";
+    case ActionType::kEnrollTarget:
+      return "EnrollTarget";
+    case ActionType::kScaleTarget:
+      return "ScaleTarget";
+    case ActionType::kCreateOrScaleCanary:
+      return "CreateOrScaleCanary";
+    case ActionType::kPromoteTemplate:
+      return "PromoteTemplate";
+    case ActionType::kRestoreTemplate:
+      return "RestoreTemplate";
+    case ActionType::kDeleteCanary:
+      return "DeleteCanary";
+    case ActionType::kRecordEvent:
+      return "RecordEvent";
+    case ActionType::kRequeueAfter:
+      return "RequeueAfter";
+  }
+  return "Unknown";
+}
+
+std::string DescribeAction(const Action& a) {
+  std::string out(ActionTypeName(a.type));
+  if (!a.name.empty()) absl::StrAppend(&out, " ", a.name);
+  if (a.replicas >= 0) absl::StrAppend(&out, " replicas=", a.replicas);
+  if (a.type == ActionType::kRecordEvent) {
+    absl::StrAppend(&out, " ", a.event_type, " ", a.reason, ": ", a.message);
+  }
+  if (a.type == ActionType::kRequeueAfter) absl::StrAppend(&out, " ", FormatGoDuration(a.delay));
+  return out;
+}
+
+Plan Reconcile(const Profile& profile, const Observations& obs, VerdictSource& verdicts,
+               absl::Time now, const MutationOptions& options) {
+  return Machine(profile, obs, verdicts, now, options).Run();
+}
+
+int32_t CanaryReplicas(int32_t n, int weight) {
+  if (n <= 0 || weight <= 0) return 0;
+  if (weight >= 100) return n;
+  return static_cast<int32_t>((static_cast<int64_t>(n) * weight + 99) / 100);
+}
+
+int32_t PromotionBatch(int32_t n) { return std::max<int32_t>(1, CanaryReplicas(n, 25)); }
+
+Json CanaryDeployment(const ProfileMeta& meta, const DeploymentView& target,
+                      const Json& pod_template, int32_t replicas) {
+  Json selector = Json::object();
+  Json::json_pointer sp("/spec/selector");
+  if (target.object.contains(sp) && target.object.at(sp).is_object()) {
+    selector = target.object.at(sp);
+  }
+  if (!selector.contains("matchLabels") || !selector["matchLabels"].is_object()) {
+    selector["matchLabels"] = Json::object();
+  }
+  selector["matchLabels"][kArmLabel] = kArmCanary;
+  Json spec = {{"replicas", replicas},
+               {"selector", selector},
+               {"template", pod_template},
+               {"revisionHistoryLimit", 2}};
+  for (const char* key : {"strategy", "minReadySeconds", "progressDeadlineSeconds"}) {
+    Json::json_pointer p(std::string("/spec/") + key);
+    if (target.object.contains(p)) spec[key] = target.object.at(p);
+  }
+  return Json{{"apiVersion", "apps/v1"},
+              {"kind", "Deployment"},
+              {"metadata",
+               {{"name", target.name + "-booster"},
+                {"namespace", meta.namespace_},
+                {"labels",
+                 {{"app.kubernetes.io/managed-by", "booster-operator"},
+                  {"booster.dev/profile", meta.name},
+                  {kArmLabel, kArmCanary}}},
+                {"ownerReferences",
+                 Json::array({{{"apiVersion", kApiVersion},
+                               {"kind", kKind},
+                               {"name", meta.name},
+                               {"uid", meta.uid},
+                               {"controller", true},
+                               {"blockOwnerDeletion", true}}})}}},
+              {"spec", spec}};
+}
+
+}  // namespace booster::rollout

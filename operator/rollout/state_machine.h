@@ -1,0 +1,123 @@
+// The rollout state machine: (profile, observations of the target and canary Deployments,
+// a verdict source, the time) -> (next status, actions). Pure: no I/O, no clock of its own.
+//
+// It is level-based. Each call first decides the phase (at most one transition), then
+// derives from the *new* status the actions that make the cluster match it. The
+// reconciler writes the status first and carries out the actions only once that write
+// succeeded, so an operator killed at any point recomputes the same actions from the
+// persisted status on its next reconcile: actions are idempotent and re-emitted until
+// the observations show them done.
+//
+//   Observations obs{ObserveDeployment(target_json), ObserveDeployment(canary_json)};
+//   Plan plan = Reconcile(profile, obs, verdicts, clock.Now(), options);
+//   if (plan.status_changed) UpdateStatus(StatusToJson(plan.status));   // 409 -> requeue
+//   for (const Action& a : plan.actions) Execute(a);                   // in order
+//
+// Replica arithmetic (docs/rollout.md): at weight w the canary has ceil(N*w/100) pods and
+// the target N minus that; actions that lower a count come before those that raise one,
+// so executing them in order never has more than N pods requested in total.
+#ifndef BOOSTER_OPERATOR_ROLLOUT_STATE_MACHINE_H_
+#define BOOSTER_OPERATOR_ROLLOUT_STATE_MACHINE_H_
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include "absl/strings/string_view.h"
+#include <vector>
+
+#include "absl/time/time.h"
+#include "operator/rollout/pod_template.h"
+#include "operator/rollout/profile.h"
+#include "operator/rollout/verdict.h"
+
+namespace booster::rollout {
+
+// What the machine needs to know about a Deployment (target or canary).
+struct DeploymentView {
+  bool exists = false;
+  std::string name;
+  std::string uid;
+  int64_t generation = 0;
+  int64_t observed_generation = 0;
+  int32_t spec_replicas = 0;
+  int32_t replicas = 0;  // status.replicas: pods of every revision
+  int32_t updated_replicas = 0;
+  int32_t ready_replicas = 0;
+  int32_t available_replicas = 0;
+  Json pod_template = Json::object();  // spec.template
+  std::map<std::string, std::string> annotations;
+  Json object = Json::object();  // the whole Deployment as read
+};
+
+// Reads a Deployment as the API server returns it; a null or non-object value is a
+// Deployment that does not exist.
+DeploymentView ObserveDeployment(const Json& deployment);
+
+struct Observations {
+  DeploymentView target;
+  DeploymentView canary;
+  // Name of a HorizontalPodAutoscaler whose scaleTargetRef is the target, or "".
+  std::string hpa_name;
+};
+
+enum class ActionType {
+  kAddFinalizer,         // add kFinalizer to the profile (merge patch on metadata)
+  kRemoveFinalizer,      // remove it (the profile then goes away)
+  kEnrollTarget,         // JSON Patch `body` on the target
+  kScaleTarget,          // JSON Patch `body` on the target (replicas + scaled-to)
+  kCreateOrScaleCanary,  // server-side apply of the Deployment in `body`
+  kPromoteTemplate,      // JSON Patch `body` on the target
+  kRestoreTemplate,      // JSON Patch `body` on the target
+  kDeleteCanary,         // delete Deployment `name` (foreground is not needed)
+  kRecordEvent,          // Event on the profile: event_type, reason, message
+  kRequeueAfter,         // reconcile again after `delay` (at most one, always last)
+};
+
+absl::string_view ActionTypeName(ActionType type);
+
+struct Action {
+  ActionType type = ActionType::kRequeueAfter;
+  std::string name;       // the Deployment the action is about
+  int32_t replicas = -1;  // replicas the action sets, -1 = unchanged
+  Json body;              // JSON Patch (RFC 6902) for the target, or the canary manifest
+  std::string event_type;  // "Normal" / "Warning"
+  std::string reason;
+  std::string message;
+  absl::Duration delay = absl::ZeroDuration();
+};
+
+// One line for logs: "ScaleTarget checkout replicas=9".
+std::string DescribeAction(const Action& action);
+
+struct Plan {
+  RolloutStatus status;
+  bool status_changed = false;
+  std::vector<Action> actions;
+};
+
+Plan Reconcile(const Profile& profile, const Observations& obs, VerdictSource& verdicts,
+               absl::Time now, const MutationOptions& options = MutationOptions());
+
+// ceil(n * weight / 100), without overflow.
+int32_t CanaryReplicas(int32_t n, int weight);
+
+// Pods the promotion moves from the canary to the target at once: 25% of N, at least 1.
+int32_t PromotionBatch(int32_t n);
+
+// The canary Deployment: owned by the profile, the target's selector plus the canary arm
+// label, the target's strategy, minReadySeconds and progressDeadlineSeconds.
+Json CanaryDeployment(const ProfileMeta& meta, const DeploymentView& target,
+                      const Json& pod_template, int32_t replicas);
+
+// The condition types the machine maintains.
+inline constexpr char kConditionReady[] = "Ready";
+inline constexpr char kConditionProgressing[] = "Progressing";
+inline constexpr char kConditionInvalidSpec[] = "InvalidSpec";
+inline constexpr char kConditionTargetFound[] = "TargetFound";
+inline constexpr char kConditionTargetModified[] = "TargetModified";
+inline constexpr char kConditionHpaDetected[] = "HPADetected";
+
+}  // namespace booster::rollout
+
+#endif  // BOOSTER_OPERATOR_ROLLOUT_STATE_MACHINE_H_

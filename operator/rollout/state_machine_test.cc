@@ -1,0 +1,1199 @@
+#include "operator/rollout/state_machine.h"
+
+#include <algorithm>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace booster::rollout {
+namespace {
+
+using ::testing::HasSubstr;
+
+Json OriginalTemplate() {
+  return Json::parse(R"json({
+    "metadata": {"labels": {"app": "web"}},
+    "spec": {"containers": [{"name": "web", "image": "web:1",
+                             "resources": {"limits": {"cpu": "2", "memory": "1Gi"}}}],
+             "dnsPolicy": "ClusterFirst"}})json");
+}
+
+Json SpecJson() {
+  return Json::parse(R"json({
+    "targetRef": {"kind": "Deployment", "name": "web"},
+    "tuning": {"sysctls": {"net.core.somaxconn": "4096"},
+               "runtime": {"go": {"gomaxprocs": "auto"},
+                           "preload": {"listenBacklog": 4096, "tcpNoDelay": true}}},
+    "rollout": {"steps": [10, 50, 100], "stepDuration": "1m", "progressDeadline": "5m"}})json");
+}
+
+// A fake API server holding one profile, its target and its canary. Actions are applied
+// the way the reconciler will apply them: JSON Patch on the target, apply on the canary.
+class Sim {
+ public:
+  explicit Sim(int32_t replicas, Json spec = SpecJson()) : n_(replicas) {
+    profile_ = {{"apiVersion", kApiVersion},
+                {"kind", kKind},
+                {"metadata",
+                 {{"name", "web-profile"},
+                  {"namespace", "shop"},
+                  {"uid", "profile-uid"},
+                  {"generation", 1},
+                  {"finalizers", Json::array({kFinalizer})}}},
+                {"spec", spec}};
+    target_ = {{"apiVersion", "apps/v1"},
+               {"kind", "Deployment"},
+               {"metadata", {{"name", "web"}, {"namespace", "shop"}, {"uid", "target-uid"},
+                             {"generation", 1}}},
+               {"spec",
+                {{"replicas", replicas},
+                 {"selector", {{"matchLabels", {{"app", "web"}}}}},
+                 {"template", OriginalTemplate()}}}};
+    Settle(target_);
+  }
+
+  int32_t n() const { return n_; }
+  Json& profile() { return profile_; }
+  Json& target() { return target_; }
+  Json& canary() { return canary_; }
+  std::string& hpa() { return hpa_; }
+  absl::Time& now() { return now_; }
+  bool profile_gone() const { return gone_; }
+  const std::vector<Action>& events() const { return events_; }
+  RolloutStatus status() const { return ParseProfile(profile_)->status; }
+  Phase phase() const { return status().phase; }
+
+  void SetAnnotation(const std::string& key, const std::string& value) {
+    profile_["metadata"]["annotations"][key] = value;
+  }
+  void RemoveAnnotation(const std::string& key) {
+    if (profile_["metadata"].contains("annotations")) {
+      profile_["metadata"]["annotations"].erase(key);
+    }
+  }
+  void EditSpec(const std::function<void(Json&)>& edit) {
+    edit(profile_["spec"]);
+    profile_["metadata"]["generation"] = profile_["metadata"]["generation"].get<int64_t>() + 1;
+  }
+
+  Plan Plan1(VerdictSource& verdicts) const {
+    absl::StatusOr<Profile> p = ParseProfile(profile_);
+    EXPECT_TRUE(p.ok()) << p.status();
+    Observations obs{ObserveDeployment(target_), ObserveDeployment(canary_), hpa_};
+    return Reconcile(*p, obs, verdicts, now_, opts_);
+  }
+
+  // One reconcile: status written first, then the first `execute` actions (all by
+  // default; fewer simulates an operator killed mid-way). `check` runs after every action.
+  Plan Step(VerdictSource& verdicts, bool settle = true, size_t execute = SIZE_MAX,
+            const std::function<void()>& check = nullptr) {
+    Plan plan = Plan1(verdicts);
+    profile_["status"] = StatusToJson(plan.status);
+    for (size_t i = 0; i < plan.actions.size() && i < execute; ++i) {
+      Execute(plan.actions[i]);
+      if (check) check();
+    }
+    if (settle) SettleAll();
+    return plan;
+  }
+
+  void Execute(const Action& a) {
+    switch (a.type) {
+      case ActionType::kAddFinalizer:
+        profile_["metadata"]["finalizers"].push_back(kFinalizer);
+        break;
+      case ActionType::kRemoveFinalizer:
+        gone_ = true;
+        break;
+      case ActionType::kEnrollTarget:
+      case ActionType::kScaleTarget:
+      case ActionType::kPromoteTemplate:
+      case ActionType::kRestoreTemplate: {
+        ASSERT_TRUE(a.body.is_array()) << DescribeAction(a);
+        Json before = target_;
+        try {
+          target_ = target_.patch(a.body);
+        } catch (const Json::exception& e) {
+          FAIL() << DescribeAction(a) << ": " << e.what() << "\n" << a.body.dump();
+        }
+        if (before["spec"] != target_["spec"]) Bump(target_);
+        break;
+      }
+      case ActionType::kCreateOrScaleCanary: {
+        EXPECT_EQ(a.body["metadata"]["ownerReferences"][0]["uid"], "profile-uid");
+        if (canary_.is_null()) {
+          canary_ = a.body;
+          canary_["metadata"]["uid"] = "canary-uid";
+          canary_["metadata"]["generation"] = 1;
+          canary_["status"] = Json::object();
+        } else {
+          Json before = canary_["spec"];
+          canary_["metadata"] = a.body["metadata"];
+          canary_["metadata"]["uid"] = "canary-uid";
+          canary_["metadata"]["generation"] = before == a.body["spec"]
+                                                  ? canary_["metadata"].value("generation", 1)
+                                                  : canary_["metadata"].value("generation", 1) + 1;
+          canary_["spec"] = a.body["spec"];
+        }
+        break;
+      }
+      case ActionType::kDeleteCanary:
+        canary_ = nullptr;
+        break;
+      case ActionType::kRecordEvent:
+        events_.push_back(a);
+        break;
+      case ActionType::kRequeueAfter:
+        break;
+    }
+  }
+
+  void SettleAll() {
+    if (!target_.is_null()) Settle(target_);
+    if (!canary_.is_null()) Settle(canary_);
+  }
+  // Pods of the current template are up but not available yet.
+  void Unsettle(Json& d) {
+    d["status"]["availableReplicas"] = 0;
+    d["status"]["readyReplicas"] = 0;
+  }
+
+  int32_t TargetReplicas() const {
+    return target_.is_null() ? 0 : target_["spec"]["replicas"].get<int32_t>();
+  }
+  int32_t CanaryReplicas() const {
+    return canary_.is_null() ? 0 : canary_["spec"]["replicas"].get<int32_t>();
+  }
+  int32_t Total() const { return TargetReplicas() + CanaryReplicas(); }
+
+  static void Settle(Json& d) {
+    int32_t r = d["spec"]["replicas"].get<int32_t>();
+    d["status"] = {{"observedGeneration", d["metadata"]["generation"]},
+                   {"replicas", r},
+                   {"updatedReplicas", r},
+                   {"readyReplicas", r},
+                   {"availableReplicas", r}};
+  }
+
+  MutationOptions opts_;
+
+ private:
+  static void Bump(Json& d) {
+    d["metadata"]["generation"] = d["metadata"]["generation"].get<int64_t>() + 1;
+  }
+
+  int32_t n_;
+  Json profile_;
+  Json target_;
+  Json canary_ = nullptr;
+  std::string hpa_;
+  absl::Time now_ = absl::FromUnixSeconds(1'800'000'000);
+  bool gone_ = false;
+  std::vector<Action> events_;
+};
+
+std::vector<ActionType> Types(const Plan& plan) {
+  std::vector<ActionType> out;
+  for (const Action& a : plan.actions) out.push_back(a.type);
+  return out;
+}
+
+bool Has(const Plan& plan, ActionType t) {
+  for (const Action& a : plan.actions) {
+    if (a.type == t) return true;
+  }
+  return false;
+}
+
+const Action* Find(const Plan& plan, ActionType t) {
+  for (const Action& a : plan.actions) {
+    if (a.type == t) return &a;
+  }
+  return nullptr;
+}
+
+std::vector<std::string> Reasons(const std::vector<Action>& events) {
+  std::vector<std::string> out;
+  for (const Action& e : events) out.push_back(e.reason);
+  return out;
+}
+
+// Drives the simulation until `done` or `limit` reconciles, moving time by `tick`.
+void Drive(Sim& sim, VerdictSource& verdicts, const std::function<bool()>& done, int limit = 200,
+           absl::Duration tick = absl::Seconds(10)) {
+  for (int i = 0; i < limit && !done(); ++i) {
+    sim.Step(verdicts);
+    sim.now() += tick;
+  }
+  ASSERT_TRUE(done()) << "stuck in " << PhaseName(sim.phase());
+}
+
+Json Promoted(const Sim& sim) {
+  absl::StatusOr<ProfileSpec> spec = ParseSpec(SpecJson());
+  EnrollContext ctx{"shop", "web-profile", {}};
+  (void)sim;
+  return *TunedTemplate(OriginalTemplate(), spec->tuning, kArmPromoted, ctx, MutationOptions{});
+}
+
+// --- the happy path, step by step ----------------------------------------------------------
+
+TEST(ReconcileTest, HappyPathEnrollsStepsPromotes) {
+  Sim sim(10);
+  TimeVerdictSource verdicts;
+  std::vector<std::pair<int32_t, int32_t>> splits;  // (target, canary) at each step
+  Phase last = sim.phase();
+  std::vector<Phase> phases = {last};
+  for (int i = 0; i < 200 && sim.phase() != Phase::kPromoted; ++i) {
+    sim.Step(verdicts, true, SIZE_MAX, [&] { EXPECT_LE(sim.Total(), 10); });
+    RolloutStatus s = sim.status();
+    if (s.phase != last || (s.phase == Phase::kProgressing &&
+                            (splits.empty() || splits.back().second != s.canary_replicas))) {
+      if (s.phase == Phase::kProgressing) splits.push_back({s.stable_replicas, s.canary_replicas});
+      if (s.phase != last) phases.push_back(s.phase);
+      last = s.phase;
+    }
+    sim.now() += absl::Seconds(10);
+  }
+  EXPECT_EQ(phases, (std::vector<Phase>{Phase::kPending, Phase::kEnrolling, Phase::kProgressing,
+                                        Phase::kPromoting, Phase::kPromoted}));
+  EXPECT_EQ(splits, (std::vector<std::pair<int32_t, int32_t>>{{9, 1}, {5, 5}, {0, 10}}));
+
+  // The target carries the tuning on all replicas; the canary is gone.
+  EXPECT_TRUE(sim.canary().is_null());
+  EXPECT_EQ(sim.TargetReplicas(), 10);
+  EXPECT_EQ(TemplateMarker(sim.target()["spec"]["template"]), TemplateMarker(Promoted(sim)));
+  EXPECT_EQ(TemplateArm(sim.target()["spec"]["template"]), kArmPromoted);
+  // The original template is kept for unenrollment.
+  EXPECT_EQ(Json::parse(sim.target()["metadata"]["annotations"][kOriginalTemplateAnnotation]
+                            .get<std::string>()),
+            OriginalTemplate());
+
+  RolloutStatus s = sim.status();
+  EXPECT_EQ(s.total_replicas, 10);
+  EXPECT_EQ(s.original_replicas, 10);
+  EXPECT_EQ(s.current_step, 3);
+  ASSERT_TRUE(s.last_decision.has_value());
+  EXPECT_EQ(s.last_decision->verdict, "Pass");
+  EXPECT_EQ(s.last_decision->step, 3);
+  EXPECT_EQ(s.last_decision->evidence.at("judge"), "time");
+  const Condition* ready = FindCondition(s.conditions, kConditionReady);
+  ASSERT_NE(ready, nullptr);
+  EXPECT_EQ(ready->status, "True");
+  EXPECT_EQ(FindCondition(s.conditions, kConditionInvalidSpec)->status, "False");
+  EXPECT_EQ(FindCondition(s.conditions, kConditionTargetFound)->status, "True");
+  EXPECT_EQ(Reasons(sim.events()),
+            (std::vector<std::string>{"Enrolling", "StepStarted", "StepPassed", "StepPassed",
+                                      "StepPassed", "Promoted"}));
+
+  // At rest: nothing more to do.
+  Plan quiet = sim.Plan1(verdicts);
+  EXPECT_FALSE(quiet.status_changed);
+  EXPECT_TRUE(quiet.actions.empty()) << DescribeAction(quiet.actions[0]);
+}
+
+TEST(ReconcileTest, EachStepWaitsForItsDurationAfterThePodsAreReady) {
+  Sim sim(4);
+  TimeVerdictSource verdicts;
+  Drive(sim, verdicts, [&] { return sim.phase() == Phase::kProgressing; });
+  // Pods not ready: no clock runs for the step.
+  sim.Step(verdicts, /*settle=*/false);
+  sim.Unsettle(sim.canary());
+  sim.now() += absl::Minutes(3);
+  Plan p = sim.Step(verdicts, /*settle=*/false);
+  EXPECT_EQ(sim.status().current_step, 1);
+  EXPECT_EQ(sim.status().analysis_start_time, absl::InfinitePast());
+  sim.SettleAll();
+  sim.Step(verdicts);  // analysis starts now
+  const absl::Time start = sim.now();
+  EXPECT_EQ(sim.status().analysis_start_time, start);
+  sim.now() = start + absl::Seconds(59);
+  p = sim.Step(verdicts);
+  EXPECT_EQ(sim.status().current_step, 1);
+  const Action* requeue = Find(p, ActionType::kRequeueAfter);
+  ASSERT_NE(requeue, nullptr);
+  EXPECT_EQ(requeue->delay, absl::Seconds(1));
+  sim.now() = start + absl::Minutes(1);
+  sim.Step(verdicts);
+  EXPECT_EQ(sim.status().current_step, 2);
+}
+
+TEST(ReconcileTest, AddsTheFinalizerBeforeTouchingAnything) {
+  Sim sim(3);
+  sim.profile()["metadata"].erase("finalizers");
+  TimeVerdictSource verdicts;
+  Plan p = sim.Step(verdicts);
+  EXPECT_EQ(Types(p), (std::vector<ActionType>{ActionType::kAddFinalizer,
+                                               ActionType::kRequeueAfter}));
+  EXPECT_EQ(sim.phase(), Phase::kPending);
+  p = sim.Step(verdicts);
+  EXPECT_EQ(sim.phase(), Phase::kEnrolling);
+  EXPECT_TRUE(Has(p, ActionType::kEnrollTarget));
+}
+
+TEST(ReconcileTest, MissingTargetWaitsInPending) {
+  Sim sim(3);
+  sim.target() = nullptr;
+  TimeVerdictSource verdicts;
+  Plan p = sim.Step(verdicts);
+  EXPECT_EQ(sim.phase(), Phase::kPending);
+  const Condition* found = FindCondition(sim.status().conditions, kConditionTargetFound);
+  ASSERT_NE(found, nullptr);
+  EXPECT_EQ(found->status, "False");
+  EXPECT_THAT(found->message, HasSubstr("Deployment web not found in namespace shop"));
+  ASSERT_NE(Find(p, ActionType::kRequeueAfter), nullptr);
+  EXPECT_EQ(Find(p, ActionType::kRequeueAfter)->delay, absl::Seconds(30));
+}
+
+TEST(ReconcileTest, EveryTargetPatchTestsTheUid) {
+  Sim sim(5);
+  TimeVerdictSource verdicts;
+  for (int i = 0; i < 100 && sim.phase() != Phase::kPromoted; ++i) {
+    Plan p = sim.Plan1(verdicts);
+    for (const Action& a : p.actions) {
+      if (a.type == ActionType::kEnrollTarget || a.type == ActionType::kScaleTarget ||
+          a.type == ActionType::kPromoteTemplate || a.type == ActionType::kRestoreTemplate) {
+        ASSERT_GE(a.body.size(), 2u);
+        EXPECT_EQ(a.body[0], Json::parse(R"({"op": "test", "path": "/metadata/uid",
+                                              "value": "target-uid"})"));
+      }
+    }
+    sim.Step(verdicts);
+    sim.now() += absl::Seconds(20);
+  }
+  EXPECT_EQ(sim.phase(), Phase::kPromoted);
+}
+
+// --- rollback, abort, promote-now, pause -------------------------------------------------
+
+TEST(ReconcileTest, FailedVerdictRollsBackReplicasAndKeepsTheTemplate) {
+  Sim sim(10);
+  ScriptedVerdictSource verdicts({MakeVerdict(VerdictKind::kPass, "Ok", "fine"),
+                                  MakeVerdict(VerdictKind::kFail, "LatencyRegressed",
+                                              "p99 12% worse")});
+  Drive(sim, verdicts, [&] { return sim.status().current_step == 2; });
+  sim.Step(verdicts);  // step 2 verdict: Fail
+  EXPECT_EQ(sim.phase(), Phase::kRollingBack);
+  const Json enrolled_template = sim.target()["spec"]["template"];
+  Drive(sim, verdicts, [&] { return sim.phase() == Phase::kRolledBack; });
+  EXPECT_TRUE(sim.canary().is_null());
+  EXPECT_EQ(sim.TargetReplicas(), 10);
+  EXPECT_EQ(sim.target()["spec"]["template"], enrolled_template);
+  RolloutStatus s = sim.status();
+  ASSERT_TRUE(s.last_decision.has_value());
+  EXPECT_EQ(s.last_decision->verdict, "Fail");
+  EXPECT_EQ(s.last_decision->reason, "LatencyRegressed");
+  EXPECT_THAT(s.last_transition->message, HasSubstr("p99 12% worse"));
+  EXPECT_EQ(FindCondition(s.conditions, kConditionReady)->status, "False");
+  bool warned = false;
+  for (const Action& e : sim.events()) {
+    if (e.reason == "AnalysisFailed") warned = e.event_type == "Warning";
+  }
+  EXPECT_TRUE(warned);
+}
+
+TEST(ReconcileTest, AbortRestoresTheExactReplicaCount) {
+  for (int32_t n : {1, 2, 3, 7, 10, 33}) {
+    Sim sim(n);
+    TimeVerdictSource verdicts;
+    Drive(sim, verdicts, [&] { return sim.status().current_step == 2; });
+    sim.SetAnnotation(kAnnotationAbort, "incident-42");
+    Plan p = sim.Step(verdicts);
+    EXPECT_EQ(sim.phase(), Phase::kRollingBack) << n;
+    // The canary goes first, then the target gets its pods back.
+    std::vector<ActionType> types = Types(p);
+    auto del = std::find(types.begin(), types.end(), ActionType::kDeleteCanary);
+    auto scale = std::find(types.begin(), types.end(), ActionType::kScaleTarget);
+    ASSERT_NE(del, types.end());
+    ASSERT_NE(scale, types.end());
+    EXPECT_LT(del, scale);
+    Drive(sim, verdicts, [&] { return sim.phase() == Phase::kRolledBack; });
+    EXPECT_EQ(sim.TargetReplicas(), n);
+    EXPECT_TRUE(sim.canary().is_null());
+    EXPECT_EQ(sim.status().handled.abort, "incident-42");
+    // The same annotation does not abort the next rollout.
+    sim.EditSpec([](Json& s) { s["tuning"]["runtime"]["preload"]["listenBacklog"] = 2048; });
+    Drive(sim, verdicts, [&] { return sim.phase() == Phase::kProgressing; });
+  }
+}
+
+TEST(ReconcileTest, AbortDuringEnrollmentRestoresTheOriginalTemplate) {
+  Sim sim(4);
+  TimeVerdictSource verdicts;
+  sim.Step(verdicts, /*settle=*/false);
+  ASSERT_EQ(sim.phase(), Phase::kEnrolling);
+  sim.Step(verdicts, /*settle=*/false);
+  ASSERT_TRUE(IsEnrolled(sim.target()["spec"]["template"]));
+  sim.SetAnnotation(kAnnotationAbort, "1");
+  Drive(sim, verdicts, [&] { return sim.phase() == Phase::kRolledBack; });
+  EXPECT_EQ(sim.target()["spec"]["template"], OriginalTemplate());
+  EXPECT_FALSE(sim.target()["metadata"]["annotations"].contains(kOriginalTemplateAnnotation));
+}
+
+TEST(ReconcileTest, PromoteNowSkipsTheRemainingSteps) {
+  Sim sim(10);
+  TimeVerdictSource verdicts;
+  Drive(sim, verdicts, [&] { return sim.phase() == Phase::kProgressing; });
+  sim.SetAnnotation(kAnnotationPromoteNow, "go");
+  sim.Step(verdicts);
+  EXPECT_EQ(sim.phase(), Phase::kPromoting);
+  Drive(sim, verdicts, [&] { return sim.phase() == Phase::kPromoted; }, 200,
+        absl::Seconds(1));
+  EXPECT_EQ(sim.TargetReplicas(), 10);
+  EXPECT_TRUE(sim.canary().is_null());
+  EXPECT_EQ(TemplateArm(sim.target()["spec"]["template"]), kArmPromoted);
+  EXPECT_EQ(sim.status().handled.promote_now, "go");
+}
+
+TEST(ReconcileTest, PromotionHandsPodsOverInBatchesWithinN) {
+  Sim sim(8);
+  TimeVerdictSource verdicts;
+  Drive(sim, verdicts, [&] { return sim.phase() == Phase::kPromoting; }, 300);
+  std::vector<int32_t> target_counts;
+  for (int i = 0; i < 50 && sim.phase() == Phase::kPromoting; ++i) {
+    sim.Step(verdicts, true, SIZE_MAX, [&] { EXPECT_LE(sim.Total(), 8); });
+    target_counts.push_back(sim.TargetReplicas());
+    EXPECT_EQ(sim.Total(), 8);
+  }
+  EXPECT_EQ(sim.phase(), Phase::kPromoted);
+  // The promoted template lands at 0 replicas (the 100% step), then 2 -> 4 -> 6 -> 8.
+  EXPECT_EQ(target_counts, (std::vector<int32_t>{2, 4, 6, 8, 8}));
+}
+
+TEST(ReconcileTest, PauseHoldsTheStepAndResumeRestartsItsWindow) {
+  Sim sim(10);
+  TimeVerdictSource verdicts;
+  Drive(sim, verdicts, [&] { return sim.status().current_step == 2; });
+  sim.EditSpec([](Json& s) { s["rollout"]["paused"] = true; });
+  sim.Step(verdicts);
+  EXPECT_EQ(sim.phase(), Phase::kPaused);
+  sim.now() += absl::Hours(5);  // no deadline, no verdict while paused
+  Plan p = sim.Step(verdicts);
+  EXPECT_EQ(sim.phase(), Phase::kPaused);
+  EXPECT_EQ(sim.status().current_step, 2);
+  EXPECT_EQ(sim.CanaryReplicas(), 5);
+  sim.EditSpec([](Json& s) { s["rollout"]["paused"] = false; });
+  sim.Step(verdicts);
+  EXPECT_EQ(sim.phase(), Phase::kProgressing);
+  EXPECT_EQ(sim.status().step_start_time, sim.now());
+  // The annotation pauses too.
+  sim.SetAnnotation(kAnnotationPaused, "true");
+  sim.Step(verdicts);
+  EXPECT_EQ(sim.phase(), Phase::kPaused);
+  EXPECT_THAT(sim.status().last_transition->message, HasSubstr("booster.dev/paused"));
+}
+
+TEST(ReconcileTest, PausedProfileEnrollsButStartsNoCanary) {
+  Json spec = SpecJson();
+  spec["rollout"]["paused"] = true;
+  Sim sim(6, spec);
+  TimeVerdictSource verdicts;
+  Drive(sim, verdicts, [&] { return sim.phase() == Phase::kPaused; });
+  EXPECT_EQ(sim.status().current_step, 0);
+  EXPECT_TRUE(sim.canary().is_null());
+  EXPECT_TRUE(IsEnrolled(sim.target()["spec"]["template"]));
+  EXPECT_EQ(sim.TargetReplicas(), 6);
+  sim.EditSpec([](Json& s) { s["rollout"]["paused"] = false; });
+  sim.Step(verdicts);
+  EXPECT_EQ(sim.phase(), Phase::kProgressing);
+  EXPECT_EQ(sim.CanaryReplicas(), 1);
+  EXPECT_EQ(sim.TargetReplicas(), 5);
+}
+
+TEST(ReconcileTest, InconclusiveExtendsThenRollsBackByDefault) {
+  Sim sim(4);
+  ScriptedVerdictSource verdicts({MakeVerdict(VerdictKind::kInconclusive, "FewSamples", "n=3")});
+  Drive(sim, verdicts, [&] { return sim.phase() == Phase::kProgressing; });
+  Drive(sim, verdicts, [&] { return sim.phase() == Phase::kRollingBack; });
+  EXPECT_EQ(sim.status().extensions, 2);
+  EXPECT_EQ(sim.status().last_transition->reason, "AnalysisInconclusive");
+  std::vector<std::string> reasons = Reasons(sim.events());
+  EXPECT_EQ(std::count(reasons.begin(), reasons.end(), "StepExtended"), 2);
+}
+
+TEST(ReconcileTest, InconclusiveCanPromoteWhenAsked) {
+  Json spec = SpecJson();
+  spec["rollout"]["analysis"] = {{"maxExtensions", 0}, {"onInconclusive", "Promote"}};
+  Sim sim(4, spec);
+  ScriptedVerdictSource verdicts({MakeVerdict(VerdictKind::kInconclusive)});
+  Drive(sim, verdicts, [&] { return sim.phase() == Phase::kPromoted; });
+}
+
+// --- deadlines -----------------------------------------------------------------------------
+
+TEST(ReconcileTest, EnrollmentPastTheDeadlineRestoresTheOriginal) {
+  Sim sim(3);
+  TimeVerdictSource verdicts;
+  sim.Step(verdicts, false);
+  sim.Step(verdicts, false);  // enrolled template written; pods never become available
+  sim.Unsettle(sim.target());
+  sim.now() += absl::Minutes(5) + absl::Seconds(1);
+  sim.Step(verdicts, false);
+  EXPECT_EQ(sim.phase(), Phase::kRollingBack);
+  EXPECT_EQ(sim.status().restore_template, RestoreTemplate::kOriginal);
+  EXPECT_EQ(sim.status().last_transition->reason, "ProgressDeadlineExceeded");
+  Drive(sim, verdicts, [&] { return sim.phase() == Phase::kRolledBack; });
+  EXPECT_EQ(sim.target()["spec"]["template"], OriginalTemplate());
+}
+
+TEST(ReconcileTest, CanaryPastTheDeadlineRollsBack) {
+  Sim sim(10);
+  TimeVerdictSource verdicts;
+  Drive(sim, verdicts, [&] { return sim.phase() == Phase::kProgressing; });
+  for (int i = 0; i < 40 && sim.phase() == Phase::kProgressing; ++i) {
+    sim.Step(verdicts, false);
+    if (!sim.canary().is_null()) sim.Unsettle(sim.canary());
+    sim.now() += absl::Seconds(10);
+  }
+  EXPECT_EQ(sim.phase(), Phase::kRollingBack);
+  EXPECT_THAT(sim.status().last_transition->message, HasSubstr("not ready within 5m"));
+}
+
+TEST(ReconcileTest, PromotionPastTheDeadlineWritesTheBaselineBack) {
+  Sim sim(4);
+  TimeVerdictSource verdicts;
+  Drive(sim, verdicts, [&] { return sim.phase() == Phase::kProgressing; });
+  const Json baseline = sim.target()["spec"]["template"];
+  Drive(sim, verdicts, [&] { return sim.phase() == Phase::kPromoting; }, 300);
+  ASSERT_EQ(TemplateArm(sim.target()["spec"]["template"]), kArmPromoted);
+  sim.Step(verdicts, false);  // first batch asked for; the promoted pods never come up
+  sim.Unsettle(sim.target());
+  sim.now() += absl::Minutes(6);
+  sim.Step(verdicts, false);
+  EXPECT_EQ(sim.phase(), Phase::kRollingBack);
+  EXPECT_EQ(sim.status().restore_template, RestoreTemplate::kBaseline);
+  Drive(sim, verdicts, [&] { return sim.phase() == Phase::kRolledBack; });
+  EXPECT_EQ(TemplateMarker(sim.target()["spec"]["template"]), TemplateMarker(baseline));
+  EXPECT_EQ(sim.TargetReplicas(), 4);
+  EXPECT_TRUE(sim.canary().is_null());
+}
+
+// --- the target changes under the rollout --------------------------------------------------
+
+TEST(ReconcileTest, TargetEditedMidRolloutRollsBackWithACondition) {
+  Sim sim(10);
+  TimeVerdictSource verdicts;
+  Drive(sim, verdicts, [&] { return sim.status().current_step == 2; });
+  sim.target()["spec"]["template"]["spec"]["containers"][0]["image"] = "web:2";
+  sim.Step(verdicts);
+  EXPECT_EQ(sim.phase(), Phase::kRollingBack);
+  const Condition* c = FindCondition(sim.status().conditions, kConditionTargetModified);
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->status, "True");
+  EXPECT_THAT(c->message, HasSubstr("changed by someone else"));
+  Drive(sim, verdicts, [&] { return sim.phase() == Phase::kRolledBack; });
+  // The user's edit stays.
+  EXPECT_EQ(sim.target()["spec"]["template"]["spec"]["containers"][0]["image"], "web:2");
+  EXPECT_EQ(sim.TargetReplicas(), 10);
+}
+
+TEST(ReconcileTest, NextRolloutAfterAnEditUsesTheEditedTemplateAsOriginal) {
+  Sim sim(4);
+  TimeVerdictSource verdicts;
+  Drive(sim, verdicts, [&] { return sim.status().current_step == 2; });
+  sim.target()["spec"]["template"]["spec"]["containers"][0]["image"] = "web:2";
+  Drive(sim, verdicts, [&] { return sim.phase() == Phase::kRolledBack; });
+  sim.SetAnnotation(kAnnotationRetry, "again");
+  Drive(sim, verdicts, [&] { return sim.phase() == Phase::kProgressing; });
+  EXPECT_EQ(sim.canary()["spec"]["template"]["spec"]["containers"][0]["image"], "web:2");
+  Json original = Json::parse(sim.target()["metadata"]["annotations"][kOriginalTemplateAnnotation]
+                                  .get<std::string>());
+  EXPECT_EQ(original["spec"]["containers"][0]["image"], "web:2");
+  EXPECT_FALSE(IsEnrolled(original));
+}
+
+TEST(ReconcileTest, TargetDeletedMidRolloutFailsAndDeletesTheCanary) {
+  Sim sim(4);
+  TimeVerdictSource verdicts;
+  Drive(sim, verdicts, [&] { return sim.status().current_step == 1; });
+  sim.target() = nullptr;
+  Plan p = sim.Step(verdicts);
+  EXPECT_EQ(sim.phase(), Phase::kFailed);
+  EXPECT_EQ(sim.status().last_transition->reason, "TargetDeleted");
+  EXPECT_TRUE(Has(p, ActionType::kDeleteCanary));
+  EXPECT_TRUE(sim.canary().is_null());
+  EXPECT_EQ(FindCondition(sim.status().conditions, kConditionTargetFound)->status, "False");
+}
+
+TEST(ReconcileTest, TargetRecreatedUnderTheSameNameIsNotTouched) {
+  Sim sim(4);
+  TimeVerdictSource verdicts;
+  Drive(sim, verdicts, [&] { return sim.status().current_step == 1; });
+  sim.target()["metadata"]["uid"] = "someone-elses";
+  Plan p = sim.Step(verdicts);
+  EXPECT_EQ(sim.phase(), Phase::kFailed);
+  EXPECT_FALSE(Has(p, ActionType::kScaleTarget));
+  EXPECT_FALSE(Has(p, ActionType::kRestoreTemplate));
+  EXPECT_EQ(FindCondition(sim.status().conditions, kConditionTargetFound)->reason, "Replaced");
+}
+
+// --- HPA policies --------------------------------------------------------------------------
+
+TEST(ReconcileTest, HpaFollowResplitsTheNewTotal) {
+  Sim sim(10);
+  sim.hpa() = "web-hpa";
+  TimeVerdictSource verdicts;
+  Drive(sim, verdicts, [&] { return sim.status().current_step == 2; });
+  ASSERT_EQ(sim.TargetReplicas(), 5);
+  // The HPA scales the target through the scale subresource: annotations untouched.
+  sim.target()["spec"]["replicas"] = 8;
+  Plan p = sim.Step(verdicts, true, SIZE_MAX, [&] { EXPECT_LE(sim.Total(), 13); });
+  RolloutStatus s = sim.status();
+  EXPECT_EQ(s.total_replicas, 13);
+  EXPECT_EQ(s.canary_replicas, 7);  // ceil(13 * 50%)
+  EXPECT_EQ(s.stable_replicas, 6);
+  EXPECT_EQ(sim.TargetReplicas(), 6);
+  EXPECT_EQ(sim.CanaryReplicas(), 7);
+  EXPECT_EQ(FindCondition(s.conditions, kConditionHpaDetected)->status, "True");
+  // Settled: the next reconcile changes nothing (no fight with the HPA).
+  Plan quiet = sim.Plan1(verdicts);
+  EXPECT_FALSE(Has(quiet, ActionType::kScaleTarget));
+  EXPECT_FALSE(Has(quiet, ActionType::kCreateOrScaleCanary));
+  // Rolled back, the target gets the whole new total.
+  sim.SetAnnotation(kAnnotationAbort, "x");
+  Drive(sim, verdicts, [&] { return sim.phase() == Phase::kRolledBack; });
+  EXPECT_EQ(sim.TargetReplicas(), 13);
+}
+
+TEST(ReconcileTest, HpaFixedScalesTheTargetBack) {
+  Json spec = SpecJson();
+  spec["rollout"]["hpaPolicy"] = "Fixed";
+  Sim sim(10, spec);
+  TimeVerdictSource verdicts;
+  Drive(sim, verdicts, [&] { return sim.status().current_step == 2; });
+  sim.target()["spec"]["replicas"] = 8;
+  Plan p = sim.Step(verdicts);
+  EXPECT_EQ(sim.status().total_replicas, 10);
+  EXPECT_EQ(sim.TargetReplicas(), 5);
+  const Action* scale = Find(p, ActionType::kScaleTarget);
+  ASSERT_NE(scale, nullptr);
+  EXPECT_EQ(scale->replicas, 5);
+}
+
+TEST(ReconcileTest, HpaPausePausesWhileTheHpaExists) {
+  Json spec = SpecJson();
+  spec["rollout"]["hpaPolicy"] = "Pause";
+  Sim sim(10, spec);
+  TimeVerdictSource verdicts;
+  Drive(sim, verdicts, [&] { return sim.status().current_step == 1; });
+  sim.hpa() = "web-hpa";
+  sim.Step(verdicts);
+  EXPECT_EQ(sim.phase(), Phase::kPaused);
+  EXPECT_THAT(sim.status().last_transition->message, HasSubstr("HorizontalPodAutoscaler web-hpa"));
+  sim.hpa().clear();
+  sim.Step(verdicts);
+  EXPECT_EQ(sim.phase(), Phase::kProgressing);
+}
+
+// --- spec problems and changes -------------------------------------------------------------
+
+TEST(ReconcileTest, InvalidSpecFailsBeforeAnythingIsTouched) {
+  Json spec = SpecJson();
+  spec["tuning"]["sysctls"]["vm.swappiness"] = "1";
+  Sim sim(3, spec);
+  TimeVerdictSource verdicts;
+  Plan p = sim.Step(verdicts);
+  EXPECT_EQ(sim.phase(), Phase::kFailed);
+  const Condition* c = FindCondition(sim.status().conditions, kConditionInvalidSpec);
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->status, "True");
+  EXPECT_THAT(c->message, HasSubstr("vm.swappiness"));
+  for (const Action& a : p.actions) {
+    EXPECT_TRUE(a.type == ActionType::kRecordEvent || a.type == ActionType::kRequeueAfter)
+        << DescribeAction(a);
+  }
+  EXPECT_EQ(sim.events().size(), 1u);
+  EXPECT_EQ(sim.events()[0].event_type, "Warning");
+  // Reconciling again neither transitions nor repeats the Event.
+  p = sim.Step(verdicts);
+  EXPECT_FALSE(p.status_changed);
+  EXPECT_EQ(sim.events().size(), 1u);
+  // Fixed: a new rollout starts.
+  sim.EditSpec([](Json& s) { s["tuning"]["sysctls"].erase("vm.swappiness"); });
+  sim.Step(verdicts);
+  EXPECT_EQ(sim.phase(), Phase::kPending);
+  sim.Step(verdicts);
+  EXPECT_EQ(sim.phase(), Phase::kEnrolling);
+}
+
+TEST(ReconcileTest, InvalidSpecMidRolloutHoldsThenContinues) {
+  Sim sim(10);
+  TimeVerdictSource verdicts;
+  Drive(sim, verdicts, [&] { return sim.status().current_step == 2; });
+  sim.EditSpec([](Json& s) { s["rollout"]["steps"] = Json::array({10, 50}); });
+  for (int i = 0; i < 20; ++i) {
+    Plan p = sim.Step(verdicts);
+    for (const Action& a : p.actions) {
+      EXPECT_TRUE(a.type == ActionType::kRecordEvent || a.type == ActionType::kRequeueAfter)
+          << DescribeAction(a);
+    }
+    sim.now() += absl::Minutes(1);
+  }
+  EXPECT_EQ(sim.phase(), Phase::kProgressing);
+  EXPECT_EQ(sim.CanaryReplicas(), 5);
+  sim.EditSpec([](Json& s) { s["rollout"]["steps"] = Json::array({10, 50, 100}); });
+  Drive(sim, verdicts, [&] { return sim.phase() == Phase::kPromoted; }, 300);
+}
+
+TEST(ReconcileTest, TuningChangedMidRolloutRestartsAtStepOne) {
+  Sim sim(10);
+  TimeVerdictSource verdicts;
+  Drive(sim, verdicts, [&] { return sim.status().current_step == 2; });
+  const std::string old_marker = TemplateMarker(sim.canary()["spec"]["template"]);
+  sim.EditSpec([](Json& s) { s["tuning"]["runtime"]["preload"]["listenBacklog"] = 1024; });
+  sim.Step(verdicts);
+  EXPECT_EQ(sim.phase(), Phase::kProgressing);
+  EXPECT_EQ(sim.status().current_step, 1);
+  EXPECT_EQ(sim.CanaryReplicas(), 1);
+  EXPECT_NE(TemplateMarker(sim.canary()["spec"]["template"]), old_marker);
+  EXPECT_EQ(sim.status().last_transition->reason, "RolloutRestarted");
+}
+
+TEST(ReconcileTest, ChangingTheTuningAfterPromotionStartsANewRolloutFromThePromotedBaseline) {
+  Sim sim(4);
+  TimeVerdictSource verdicts;
+  Drive(sim, verdicts, [&] { return sim.phase() == Phase::kPromoted; }, 300);
+  const Json promoted = sim.target()["spec"]["template"];
+  sim.EditSpec([](Json& s) { s["tuning"]["runtime"]["preload"]["listenBacklog"] = 1024; });
+  Drive(sim, verdicts, [&] { return sim.status().current_step == 1; });
+  // The baseline keeps running the promoted tuning; the canary compares the new one.
+  EXPECT_EQ(sim.target()["spec"]["template"], promoted);
+  EXPECT_EQ(Json::parse(sim.target()["metadata"]["annotations"][kOriginalTemplateAnnotation]
+                            .get<std::string>()),
+            OriginalTemplate());
+  Drive(sim, verdicts, [&] { return sim.phase() == Phase::kPromoted; }, 300);
+  const Json& env = sim.target()["spec"]["template"]["spec"]["containers"][0]["env"];
+  bool found = false;
+  for (const Json& e : env) {
+    if (e["name"] == "BOOSTER_LISTEN_BACKLOG") found = e["value"] == "1024";
+  }
+  EXPECT_TRUE(found);
+}
+
+TEST(ReconcileTest, ContainerMissingFromTheTargetFailsWithoutWriting) {
+  Json spec = SpecJson();
+  spec["targetRef"]["containers"] = Json::array({"sidecar"});
+  Sim sim(3, spec);
+  TimeVerdictSource verdicts;
+  sim.Step(verdicts);
+  sim.Step(verdicts);
+  EXPECT_EQ(sim.phase(), Phase::kFailed);
+  EXPECT_EQ(sim.status().last_transition->reason, "TemplateMismatch");
+  EXPECT_EQ(sim.target()["spec"]["template"], OriginalTemplate());
+}
+
+// --- deletion (finalizer) ------------------------------------------------------------------
+
+TEST(ReconcileTest, DeletingTheProfileMidRolloutRestoresTheDeploymentExactly) {
+  for (Phase stop : {Phase::kEnrolling, Phase::kProgressing, Phase::kPromoting, Phase::kPromoted,
+                     Phase::kRolledBack}) {
+    Sim sim(10);
+    const Json before = sim.target();
+    ScriptedVerdictSource verdicts(
+        {MakeVerdict(stop == Phase::kRolledBack ? VerdictKind::kFail : VerdictKind::kPass)});
+    Drive(sim, verdicts, [&] { return sim.phase() == stop; }, 300);
+    sim.profile()["metadata"]["deletionTimestamp"] = "2027-01-01T00:00:00Z";
+    for (int i = 0; i < 20 && !sim.profile_gone(); ++i) {
+      sim.Step(verdicts, true, SIZE_MAX, [&] { EXPECT_LE(sim.Total(), 10); });
+    }
+    EXPECT_TRUE(sim.profile_gone()) << PhaseName(stop);
+    EXPECT_TRUE(sim.canary().is_null());
+    EXPECT_EQ(sim.target()["spec"], before["spec"]) << PhaseName(stop);
+    EXPECT_EQ(sim.target()["metadata"].value("annotations", Json::object()), Json::object())
+        << PhaseName(stop);
+  }
+}
+
+// --- the table: every phase x every kind of observation ------------------------------------
+
+enum class Obs {
+  kSteady,
+  kTargetDeleted,
+  kTargetReplaced,
+  kTemplateEdited,
+  kExternalScale,
+  kInvalidSpec,
+  kDeleting,
+  kAbort,
+  kPromoteNow,
+  kPause,
+  kDeadlinePassed,
+};
+
+constexpr Phase kAllPhases[] = {Phase::kPending,     Phase::kEnrolling, Phase::kProgressing,
+                                Phase::kPaused,      Phase::kPromoting, Phase::kPromoted,
+                                Phase::kRollingBack, Phase::kRolledBack, Phase::kFailed};
+
+// A simulation resting in `phase`: transitional phases with their actions carried out but
+// the pods not yet available; Progressing and Paused at step 1 with the pods ready.
+Sim SimIn(Phase phase) {
+  Json spec = SpecJson();
+  if (phase == Phase::kFailed) spec["targetRef"]["containers"] = Json::array({"nope"});
+  Sim sim(10, spec);
+  ScriptedVerdictSource pass({MakeVerdict(VerdictKind::kPass)});
+  ScriptedVerdictSource wait({MakeVerdict(VerdictKind::kWait)});
+  ScriptedVerdictSource fail({MakeVerdict(VerdictKind::kFail)});
+  switch (phase) {
+    case Phase::kPending:
+      break;
+    case Phase::kEnrolling:
+      sim.Step(wait, false);
+      sim.Step(wait, false);
+      sim.Unsettle(sim.target());
+      break;
+    case Phase::kProgressing:
+      Drive(sim, wait, [&] { return sim.phase() == Phase::kProgressing; });
+      sim.Step(wait);
+      break;
+    case Phase::kPaused:
+      Drive(sim, wait, [&] { return sim.phase() == Phase::kProgressing; });
+      sim.SetAnnotation(kAnnotationPaused, "true");
+      sim.Step(wait);
+      break;
+    case Phase::kPromoting:
+      Drive(sim, pass, [&] { return sim.phase() == Phase::kPromoting; });
+      sim.Step(wait, false);
+      sim.Unsettle(sim.target());
+      break;
+    case Phase::kPromoted:
+      Drive(sim, pass, [&] { return sim.phase() == Phase::kPromoted; });
+      break;
+    case Phase::kRollingBack:
+      Drive(sim, wait, [&] { return sim.phase() == Phase::kProgressing; });
+      sim.Step(wait);
+      sim.Step(fail, false);  // rollback actions carried out, pods not back yet
+      sim.Unsettle(sim.target());
+      break;
+    case Phase::kRolledBack:
+      Drive(sim, fail, [&] { return sim.phase() == Phase::kRolledBack; });
+      break;
+    case Phase::kFailed:
+      Drive(sim, wait, [&] { return sim.phase() == Phase::kFailed; });
+      break;
+  }
+  EXPECT_EQ(sim.phase(), phase) << "fixture for " << PhaseName(phase);
+  return sim;
+}
+
+void Observe(Sim& sim, Obs obs) {
+  switch (obs) {
+    case Obs::kSteady:
+      break;
+    case Obs::kTargetDeleted:
+      sim.target() = nullptr;
+      break;
+    case Obs::kTargetReplaced:
+      sim.target()["metadata"]["uid"] = "new-uid";
+      break;
+    case Obs::kTemplateEdited:
+      sim.target()["spec"]["template"]["spec"]["containers"][0]["image"] = "web:2";
+      break;
+    case Obs::kExternalScale:
+      sim.target()["spec"]["replicas"] = sim.TargetReplicas() + 5;
+      break;
+    case Obs::kInvalidSpec:
+      sim.EditSpec([](Json& s) { s["rollout"]["steps"] = Json::array({50, 10}); });
+      break;
+    case Obs::kDeleting:
+      sim.profile()["metadata"]["deletionTimestamp"] = "2027-01-01T00:00:00Z";
+      break;
+    case Obs::kAbort:
+      sim.SetAnnotation(kAnnotationAbort, "t1");
+      break;
+    case Obs::kPromoteNow:
+      sim.SetAnnotation(kAnnotationPromoteNow, "t1");
+      break;
+    case Obs::kPause:
+      sim.SetAnnotation(kAnnotationPaused, "true");
+      break;
+    case Obs::kDeadlinePassed:
+      sim.now() += absl::Minutes(6);
+      sim.Unsettle(sim.target());
+      if (!sim.canary().is_null()) sim.Unsettle(sim.canary());
+      break;
+  }
+}
+
+bool InFlightForTest(Phase p) {
+  return p == Phase::kEnrolling || p == Phase::kProgressing || p == Phase::kPaused ||
+         p == Phase::kPromoting || p == Phase::kRollingBack;
+}
+
+struct Row {
+  Obs obs;
+  const char* name;
+  // Expected phase after one reconcile, in the order of kAllPhases.
+  Phase next[9];
+};
+
+constexpr Phase P = Phase::kPending, E = Phase::kEnrolling, G = Phase::kProgressing,
+                U = Phase::kPaused, M = Phase::kPromoting, D = Phase::kPromoted,
+                R = Phase::kRollingBack, B = Phase::kRolledBack, F = Phase::kFailed;
+
+//                                     Pending Enroll Progr Paused Promoting Promoted RollingB RolledB Failed
+const Row kTable[] = {
+    {Obs::kSteady, "Steady",           {E, E, G, U, M, D, R, B, F}},
+    {Obs::kTargetDeleted, "Deleted",   {P, F, F, F, F, D, F, B, F}},
+    {Obs::kTargetReplaced, "Replaced", {E, F, F, F, F, D, F, B, F}},
+    {Obs::kTemplateEdited, "Edited",   {E, E, R, R, M, D, R, B, F}},
+    {Obs::kExternalScale, "Scaled",    {E, E, G, U, M, D, R, B, F}},
+    {Obs::kInvalidSpec, "Invalid",     {F, E, G, U, M, F, R, F, F}},
+    {Obs::kDeleting, "Deleting",       {P, E, G, U, M, D, R, B, F}},
+    {Obs::kAbort, "Abort",             {E, R, R, R, R, D, R, B, F}},
+    {Obs::kPromoteNow, "PromoteNow",   {E, E, M, M, M, D, R, B, F}},
+    {Obs::kPause, "Pause",             {E, E, U, U, M, D, R, B, F}},
+    {Obs::kDeadlinePassed, "Deadline", {E, R, R, U, R, D, R, B, F}},
+};
+
+TEST(ReconcileTableTest, EveryPhaseUnderEveryObservation) {
+  for (const Row& row : kTable) {
+    for (size_t i = 0; i < 9; ++i) {
+      const Phase from = kAllPhases[i];
+      SCOPED_TRACE(absl::StrCat(PhaseName(from), " x ", row.name));
+      Sim sim = SimIn(from);
+      const RolloutStatus before = sim.status();
+      Observe(sim, row.obs);
+      ScriptedVerdictSource wait({MakeVerdict(VerdictKind::kWait)});
+      Plan p = sim.Plan1(wait);
+      EXPECT_EQ(PhaseName(p.status.phase), PhaseName(row.next[i]));
+      EXPECT_EQ(p.status.observed_generation,
+                sim.profile()["metadata"]["generation"].get<int64_t>());
+      // A transition is recorded with a reason and announced by an Event.
+      if (p.status.phase != before.phase) {
+        ASSERT_TRUE(p.status.last_transition.has_value());
+        EXPECT_EQ(p.status.last_transition->to, PhaseName(p.status.phase));
+        EXPECT_FALSE(p.status.last_transition->reason.empty());
+        EXPECT_TRUE(Has(p, ActionType::kRecordEvent));
+        EXPECT_TRUE(p.status_changed);
+      }
+      // The profile is never dropped while the target still carries Booster parts.
+      if (Has(p, ActionType::kRemoveFinalizer)) {
+        EXPECT_TRUE(sim.target().is_null() ||
+                    !IsEnrolled(sim.target()["spec"]["template"]));
+        EXPECT_TRUE(sim.canary().is_null());
+      }
+      // Invalid spec mid-rollout, and a deleted target, change nothing on the target.
+      // (A Pending profile has not met its target yet: any uid is the right one.)
+      if ((row.obs == Obs::kInvalidSpec && InFlightForTest(from)) ||
+          row.obs == Obs::kTargetDeleted ||
+          (row.obs == Obs::kTargetReplaced && from != Phase::kPending)) {
+        EXPECT_FALSE(Has(p, ActionType::kScaleTarget));
+        EXPECT_FALSE(Has(p, ActionType::kEnrollTarget));
+        EXPECT_FALSE(Has(p, ActionType::kPromoteTemplate));
+      }
+      if (row.obs == Obs::kDeleting && from != Phase::kPending) {
+        EXPECT_TRUE(Has(p, ActionType::kRestoreTemplate) || Has(p, ActionType::kDeleteCanary) ||
+                    Has(p, ActionType::kRemoveFinalizer));
+      }
+      // Executing the plan never asks for more than the total.
+      const int32_t limit = std::max(p.status.total_replicas, sim.Total());
+      for (const Action& a : p.actions) {
+        sim.Execute(a);
+        if (!sim.target().is_null()) {
+          EXPECT_LE(sim.Total(), limit) << DescribeAction(a);
+        }
+      }
+    }
+  }
+}
+
+// --- properties over random rollouts, with crashes -----------------------------------------
+
+struct Scenario {
+  int32_t n;
+  std::vector<int> steps;
+  uint32_t seed;
+};
+
+std::vector<int> RandomSteps(std::mt19937& rng) {
+  std::uniform_int_distribution<int> count(0, 4), weight(1, 99);
+  std::vector<int> steps;
+  int k = count(rng);
+  while (static_cast<int>(steps.size()) < k) {
+    int w = weight(rng);
+    if (std::find(steps.begin(), steps.end(), w) == steps.end()) steps.push_back(w);
+  }
+  std::sort(steps.begin(), steps.end());
+  steps.push_back(100);
+  return steps;
+}
+
+// Random verdicts, pauses, aborts, promote-nows, slow pods and operator crashes between
+// the status write and the actions. Invariants: the requested total never exceeds N,
+// every resting step splits exactly N as ceil(N*w/100) + rest, and every rollout ends
+// Promoted or RolledBack with N replicas on the target and no canary.
+TEST(ReconcilePropertyTest, ReplicasNeverExceedNorDriftAcrossCrashes) {
+  std::mt19937 rng(20261129);
+  int promoted = 0, rolled_back = 0, crashes = 0;
+  for (int scenario = 0; scenario < 150; ++scenario) {
+    std::uniform_int_distribution<int32_t> nd(0, 25);
+    const int32_t n = nd(rng);
+    Json spec = SpecJson();
+    spec["rollout"]["steps"] = RandomSteps(rng);
+    spec["rollout"]["analysis"] = {{"maxExtensions", 1}};
+    Sim sim(n, spec);
+    SCOPED_TRACE(absl::StrCat("scenario ", scenario, " n=", n, " steps=",
+                              spec["rollout"]["steps"].dump()));
+    std::uniform_real_distribution<double> u(0, 1);
+    ScriptedVerdictSource verdicts;
+    int token = 0;
+    bool paused = false;
+    for (int i = 0; i < 400; ++i) {
+      const Phase ph = sim.phase();
+      if ((ph == Phase::kPromoted || ph == Phase::kRolledBack) && sim.canary().is_null() &&
+          sim.Plan1(verdicts).actions.empty()) {
+        break;
+      }
+      double r = u(rng);
+      verdicts.Push(MakeVerdict(r < 0.5    ? VerdictKind::kWait
+                                : r < 0.9  ? VerdictKind::kPass
+                                : r < 0.97 ? VerdictKind::kInconclusive
+                                           : VerdictKind::kFail));
+      if (i > 250 && paused) {  // let every scenario finish
+        sim.RemoveAnnotation(kAnnotationPaused);
+        paused = false;
+      } else if (u(rng) < 0.04) {
+        paused = !paused;
+        paused ? sim.SetAnnotation(kAnnotationPaused, "true")
+               : sim.RemoveAnnotation(kAnnotationPaused);
+      }
+      if (u(rng) < 0.005) sim.SetAnnotation(kAnnotationAbort, absl::StrCat(++token));
+      if (u(rng) < 0.005) sim.SetAnnotation(kAnnotationPromoteNow, absl::StrCat(++token));
+      const bool crash = u(rng) < 0.2;
+      size_t execute = SIZE_MAX;
+      if (crash) {
+        Plan peek = sim.Plan1(verdicts);
+        execute = peek.actions.empty() ? 0 : rng() % peek.actions.size();
+        ++crashes;
+      }
+      const bool settle = u(rng) < 0.8;
+      Plan p = sim.Step(verdicts, settle, execute, [&] { ASSERT_LE(sim.Total(), n); });
+      if (HasFatalFailure()) return;
+      RolloutStatus s = sim.status();
+      if (s.phase != Phase::kPending && s.phase != Phase::kFailed) {
+        ASSERT_EQ(s.total_replicas, n);
+        ASSERT_EQ(s.stable_replicas + s.canary_replicas, n) << PhaseName(s.phase);
+      }
+      if (!crash && (s.phase == Phase::kProgressing || s.phase == Phase::kPaused) &&
+          s.current_step > 0) {
+        ASSERT_EQ(s.canary_weight, spec["rollout"]["steps"][s.current_step - 1].get<int>());
+        ASSERT_EQ(s.canary_replicas, CanaryReplicas(n, s.canary_weight));
+        ASSERT_EQ(sim.TargetReplicas(), s.stable_replicas);
+        ASSERT_EQ(sim.CanaryReplicas(), s.canary_replicas);
+      }
+      sim.now() += absl::Seconds(20);
+    }
+    const Phase end = sim.phase();
+    ASSERT_TRUE(end == Phase::kPromoted || end == Phase::kRolledBack) << PhaseName(end);
+    EXPECT_TRUE(sim.canary().is_null());
+    EXPECT_EQ(sim.TargetReplicas(), n);
+    if (end == Phase::kPromoted) {
+      ++promoted;
+      EXPECT_EQ(TemplateArm(sim.target()["spec"]["template"]), kArmPromoted);
+    } else {
+      ++rolled_back;
+      EXPECT_NE(TemplateArm(sim.target()["spec"]["template"]), kArmCanary);
+      EXPECT_NE(TemplateArm(sim.target()["spec"]["template"]), kArmPromoted);
+    }
+  }
+  // The generator exercises both endings and many crashes.
+  EXPECT_GT(promoted, 20);
+  EXPECT_GT(rolled_back, 20);
+  EXPECT_GT(crashes, 500);
+}
+
+// A crash after the status write and before any action: the next reconcile, from the
+// persisted status alone, re-emits the same world-changing actions.
+TEST(ReconcilePropertyTest, ActionsAreRecomputedFromThePersistedStatus) {
+  Sim sim(10);
+  ScriptedVerdictSource verdicts({MakeVerdict(VerdictKind::kPass)});
+  for (int i = 0; i < 100 && sim.phase() != Phase::kPromoted; ++i) {
+    Plan first = sim.Step(verdicts, false, /*execute=*/0);  // status written, then killed
+    Plan again = sim.Plan1(verdicts);
+    auto world = [](const Plan& p) {
+      std::vector<std::string> out;
+      for (const Action& a : p.actions) {
+        if (a.type != ActionType::kRecordEvent && a.type != ActionType::kRequeueAfter) {
+          out.push_back(DescribeAction(a) + a.body.dump());
+        }
+      }
+      return out;
+    };
+    EXPECT_EQ(world(first), world(again)) << PhaseName(sim.phase());
+    for (const Action& a : again.actions) sim.Execute(a);
+    sim.SettleAll();
+    sim.now() += absl::Seconds(30);
+  }
+  EXPECT_EQ(sim.phase(), Phase::kPromoted);
+}
+
+TEST(ReplicaMathTest, CanaryIsCeilAndTotalStaysN) {
+  for (int32_t n = 0; n <= 200; ++n) {
+    for (int w = 0; w <= 100; ++w) {
+      int32_t c = CanaryReplicas(n, w);
+      ASSERT_GE(c, 0);
+      ASSERT_LE(c, n);
+      ASSERT_GE(static_cast<int64_t>(c) * 100, static_cast<int64_t>(n) * w);
+      ASSERT_LT((static_cast<int64_t>(c) - 1) * 100, static_cast<int64_t>(n) * w + (w ? 0 : 100));
+    }
+  }
+  EXPECT_EQ(CanaryReplicas(10, 10), 1);
+  EXPECT_EQ(CanaryReplicas(3, 10), 1);
+  EXPECT_EQ(CanaryReplicas(3, 50), 2);
+  EXPECT_EQ(CanaryReplicas(1, 1), 1);
+  EXPECT_EQ(CanaryReplicas(INT32_MAX, 99), 2126008811);  // ceil(2126008810.53)
+  EXPECT_EQ(PromotionBatch(1), 1);
+  EXPECT_EQ(PromotionBatch(8), 2);
+  EXPECT_EQ(PromotionBatch(10), 3);
+}
+
+TEST(CanaryDeploymentTest, IsOwnedByTheProfileAndSelectsOnlyCanaryPods) {
+  ProfileMeta meta;
+  meta.name = "p";
+  meta.namespace_ = "shop";
+  meta.uid = "puid";
+  DeploymentView t = ObserveDeployment(Json::parse(R"({
+    "metadata": {"name": "web", "uid": "t"},
+    "spec": {"replicas": 3, "minReadySeconds": 5,
+             "selector": {"matchLabels": {"app": "web"},
+                          "matchExpressions": [{"key": "tier", "operator": "Exists"}]},
+             "strategy": {"type": "RollingUpdate"}, "template": {}}})"));
+  Json d = CanaryDeployment(meta, t, Json::object(), 2);
+  EXPECT_EQ(d["metadata"]["name"], "web-booster");
+  EXPECT_EQ(d["metadata"]["namespace"], "shop");
+  EXPECT_EQ(d["metadata"]["ownerReferences"][0]["kind"], "BoosterProfile");
+  EXPECT_EQ(d["metadata"]["ownerReferences"][0]["controller"], true);
+  EXPECT_EQ(d["spec"]["selector"]["matchLabels"],
+            Json::parse(R"({"app": "web", "booster.dev/arm": "canary"})"));
+  EXPECT_EQ(d["spec"]["selector"]["matchExpressions"][0]["key"], "tier");
+  EXPECT_EQ(d["spec"]["minReadySeconds"], 5);
+  EXPECT_EQ(d["spec"]["strategy"]["type"], "RollingUpdate");
+  EXPECT_EQ(d["spec"]["replicas"], 2);
+}
+
+TEST(ObserveDeploymentTest, ReadsWhatTheMachineNeeds) {
+  DeploymentView v = ObserveDeployment(Json::parse(R"({
+    "metadata": {"name": "web", "uid": "u", "generation": 4,
+                 "annotations": {"booster.dev/scaled-to": "3", "n": 5}},
+    "spec": {"replicas": 3, "template": {"metadata": {}}},
+    "status": {"observedGeneration": 4, "replicas": 4, "updatedReplicas": 3,
+               "readyReplicas": 3, "availableReplicas": 2}})"));
+  EXPECT_TRUE(v.exists);
+  EXPECT_EQ(v.generation, 4);
+  EXPECT_EQ(v.observed_generation, 4);
+  EXPECT_EQ(v.spec_replicas, 3);
+  EXPECT_EQ(v.replicas, 4);
+  EXPECT_EQ(v.updated_replicas, 3);
+  EXPECT_EQ(v.available_replicas, 2);
+  EXPECT_EQ(v.annotations.at(kScaledToAnnotation), "3");
+  EXPECT_EQ(v.annotations.count("n"), 0u);
+  EXPECT_FALSE(ObserveDeployment(nullptr).exists);
+  EXPECT_FALSE(ObserveDeployment(Json::array()).exists);
+}
+
+}  // namespace
+}  // namespace booster::rollout
