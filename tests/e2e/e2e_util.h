@@ -1,0 +1,69 @@
+// Helpers for end-to-end tests on the cluster of tests/e2e/cluster: run a command, drive
+// kubectl against the admin kubeconfig, poll a condition with a deadline. Tests registered
+// with booster_e2e_test() get KUBECONFIG and BOOSTER_E2E_STATE; link booster::e2e_util.
+//
+//   ASSERT_OK_AND_ASSIGN-style use:
+//     absl::StatusOr<std::string> ip = booster::e2e::Kubectl(
+//         {"-n", ns, "get", "pod", name, "-o", "jsonpath={.status.podIP}"});
+#ifndef BOOSTER_TESTS_E2E_E2E_UTIL_H_
+#define BOOSTER_TESTS_E2E_E2E_UTIL_H_
+
+#include <functional>
+#include <string>
+
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+
+namespace booster::e2e {
+
+// Runs argv[0] (looked up in PATH) with `stdin_data` on its standard input and returns its
+// standard output. A non-zero exit is kInternal carrying the exit code and stderr;
+// a command that cannot be started is kNotFound.
+absl::StatusOr<std::string> RunCommand(const std::vector<std::string>& argv,
+                                absl::string_view stdin_data = "");
+
+// The directory holding up/down/build/image/kwok-node/kubectl: $BOOSTER_E2E_CLUSTER_DIR,
+// else tests/e2e/cluster of the source tree this was built from.
+std::string ClusterDir();
+
+// Runs the cluster's kubectl (tests/e2e/cluster/kubectl) with `args`.
+absl::StatusOr<std::string> Kubectl(const std::vector<std::string>& args,
+                                    absl::string_view stdin_data = "");
+
+// Applies a manifest given as YAML text.
+absl::Status Apply(absl::string_view yaml);
+
+// Polls `condition` every `interval` until it returns true (OK), returns an error other than
+// kUnavailable (that error), or `timeout` passes (kDeadlineExceeded carrying the last
+// error). Return kUnavailable from `condition` for "not yet, and here is why".
+absl::Status WaitFor(const std::function<absl::StatusOr<bool>()>& condition,
+                     absl::Duration timeout, absl::Duration interval = absl::Milliseconds(500));
+
+// A namespace named <prefix>-<random suffix>, created now and deleted (without waiting)
+// when this object goes away, so tests do not see each other's objects.
+class TestNamespace {
+ public:
+  explicit TestNamespace(absl::string_view prefix);
+  ~TestNamespace();
+  TestNamespace(const TestNamespace&) = delete;
+  TestNamespace& operator=(const TestNamespace&) = delete;
+
+  const std::string& name() const { return name_; }
+  // Whether the namespace could be created; the reason is in `status()`.
+  const absl::Status& status() const { return status_; }
+
+ private:
+  std::string name_;
+  absl::Status status_;
+};
+
+// The whole content of a file, or kNotFound.
+absl::StatusOr<std::string> ReadFile(const std::string& path);
+
+}  // namespace booster::e2e
+
+#endif  // BOOSTER_TESTS_E2E_E2E_UTIL_H_

@@ -1,0 +1,3 @@
+module booster.local/e2e/workloads/httpserver
+
+go 1.22

@@ -1,0 +1,190 @@
+// Command httpserver is the end-to-end tests' workload: a static Go HTTP server built into
+// the local image booster.local/httpserver:e2e (tests/e2e/cluster/build). It has no
+// dependencies outside the standard library and exposes what the tests and the agent need:
+//
+//	GET /              "hello from <hostname>"
+//	GET /healthz       200 once listening (readiness probe)
+//	GET /work?ms=N     burns N ms of CPU (load for CPU-limit and benchmark tests)
+//	GET /read?path=P   contents of P, restricted to /proc/ and /sys/ (what the pod sees of
+//	                   its own sysctls and cgroup)
+//	GET /metrics       Prometheus text format: a latency histogram and a request counter
+//
+// Flags: -listen (default :8080, or $PORT).
+package main
+
+import (
+	"flag"
+	"fmt"
+	"log"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Upper bounds in seconds, as in the Prometheus client's default buckets.
+var bucketBounds = []float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
+	1, 2.5, 5, 10}
+
+// histogram is a cumulative-bucket latency histogram per (path, code) series.
+type histogram struct {
+	mu     sync.Mutex
+	series map[seriesKey]*series
+}
+
+type seriesKey struct {
+	path string
+	code int
+}
+
+type series struct {
+	counts []uint64 // counts[i]: observations <= bucketBounds[i] (non-cumulative here)
+	sum    float64
+	count  uint64
+}
+
+func (h *histogram) observe(path string, code int, seconds float64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	k := seriesKey{path, code}
+	s := h.series[k]
+	if s == nil {
+		s = &series{counts: make([]uint64, len(bucketBounds))}
+		h.series[k] = s
+	}
+	for i, b := range bucketBounds {
+		if seconds <= b {
+			s.counts[i]++
+			break
+		}
+	}
+	s.sum += seconds
+	s.count++
+}
+
+func (h *histogram) write(w http.ResponseWriter) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	keys := make([]seriesKey, 0, len(h.series))
+	for k := range h.series {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i].path != keys[j].path {
+			return keys[i].path < keys[j].path
+		}
+		return keys[i].code < keys[j].code
+	})
+	fmt.Fprintln(w, "# HELP http_request_duration_seconds Time to serve an HTTP request.")
+	fmt.Fprintln(w, "# TYPE http_request_duration_seconds histogram")
+	for _, k := range keys {
+		s := h.series[k]
+		labels := fmt.Sprintf("path=%q,code=\"%d\"", k.path, k.code)
+		var cum uint64
+		for i, b := range bucketBounds {
+			cum += s.counts[i]
+			fmt.Fprintf(w, "http_request_duration_seconds_bucket{%s,le=%q} %d\n", labels,
+				strconv.FormatFloat(b, 'g', -1, 64), cum)
+		}
+		fmt.Fprintf(w, "http_request_duration_seconds_bucket{%s,le=\"+Inf\"} %d\n", labels, s.count)
+		fmt.Fprintf(w, "http_request_duration_seconds_sum{%s} %g\n", labels, s.sum)
+		fmt.Fprintf(w, "http_request_duration_seconds_count{%s} %d\n", labels, s.count)
+	}
+	fmt.Fprintln(w, "# HELP http_requests_total HTTP requests served.")
+	fmt.Fprintln(w, "# TYPE http_requests_total counter")
+	for _, k := range keys {
+		fmt.Fprintf(w, "http_requests_total{path=%q,code=\"%d\"} %d\n", k.path, k.code,
+			h.series[k].count)
+	}
+}
+
+type statusRecorder struct {
+	http.ResponseWriter
+	code int
+}
+
+func (r *statusRecorder) WriteHeader(code int) {
+	r.code = code
+	r.ResponseWriter.WriteHeader(code)
+}
+
+// instrument records every request but /metrics itself, labelled by route, not raw URL,
+// so the number of series stays bounded.
+func instrument(h *histogram, route string, next http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		rec := &statusRecorder{ResponseWriter: w, code: http.StatusOK}
+		next(rec, r)
+		h.observe(route, rec.code, time.Since(start).Seconds())
+	}
+}
+
+func burn(d time.Duration) uint64 {
+	var x uint64 = 1
+	for end := time.Now().Add(d); time.Now().Before(end); {
+		for i := 0; i < 1000; i++ {
+			x = x*6364136223846793005 + 1442695040888963407
+		}
+	}
+	return x
+}
+
+func main() {
+	listen := ":8080"
+	if p := os.Getenv("PORT"); p != "" {
+		listen = ":" + p
+	}
+	flag.StringVar(&listen, "listen", listen, "address to listen on")
+	flag.Parse()
+
+	hostname, _ := os.Hostname()
+	h := &histogram{series: map[seriesKey]*series{}}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/", instrument(h, "/", func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/" {
+			http.NotFound(w, r)
+			return
+		}
+		fmt.Fprintf(w, "hello from %s\n", hostname)
+	}))
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprintln(w, "ok")
+	})
+	mux.HandleFunc("/work", instrument(h, "/work", func(w http.ResponseWriter, r *http.Request) {
+		ms, err := strconv.Atoi(r.URL.Query().Get("ms"))
+		if err != nil || ms < 0 || ms > 60000 {
+			http.Error(w, "ms must be an integer in [0, 60000]", http.StatusBadRequest)
+			return
+		}
+		start := time.Now()
+		x := burn(time.Duration(ms) * time.Millisecond)
+		fmt.Fprintf(w, "burned %d ms of CPU in %.1f ms wall (%d)\n", ms,
+			float64(time.Since(start).Microseconds())/1000, x%10)
+	}))
+	mux.HandleFunc("/read", instrument(h, "/read", func(w http.ResponseWriter, r *http.Request) {
+		p := filepath.Clean(r.URL.Query().Get("path"))
+		if !strings.HasPrefix(p, "/proc/") && !strings.HasPrefix(p, "/sys/") {
+			http.Error(w, "path must be under /proc/ or /sys/", http.StatusBadRequest)
+			return
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusNotFound)
+			return
+		}
+		w.Write(data)
+	}))
+	mux.HandleFunc("/metrics", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+		h.write(w)
+	})
+
+	srv := &http.Server{Addr: listen, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	log.Printf("httpserver on %s (hostname %s)", listen,
+		hostname)
+	log.Fatal(srv.ListenAndServe())
+}
