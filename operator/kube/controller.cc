@@ -1,8 +1,22 @@
 #include "operator/kube/controller.h"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace booster::kube {
+
+absl::Status RetryOnConflict(Clock* clock, const std::function<absl::Status()>& fn,
+                             int attempts) {
+  absl::Duration delay = absl::Milliseconds(10);
+  absl::Status s;
+  for (int i = 0; i < std::max(1, attempts); ++i) {
+    s = fn();
+    if (!absl::IsAborted(s)) return s;
+    if (i + 1 < attempts) clock->SleepFor(delay);
+    delay *= 2;
+  }
+  return s;
+}
 
 Controller::Controller(Clock* clock, ReconcileFunc reconcile, ControllerOptions options,
                        std::unique_ptr<RateLimiter> limiter)

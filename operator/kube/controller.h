@@ -38,6 +38,12 @@ struct ControllerOptions {
   WorkQueue::Options queue;
 };
 
+// client-go's retry.RetryOnConflict: runs `fn` (read, modify, write) again while it fails
+// with a conflict (HTTP 409, kAborted), up to `attempts` times, sleeping 10 ms, 20 ms, ...
+// on `clock` between attempts. Other errors and success return at once.
+absl::Status RetryOnConflict(Clock* clock, const std::function<absl::Status()>& fn,
+                             int attempts = 5);
+
 class Controller {
  public:
   // The default rate limiter is DefaultControllerRateLimiter(clock). `clock` not owned.

@@ -123,5 +123,25 @@ TEST(ControllerTest, ExceptionsBecomeErrors) {
   c.Stop();
 }
 
+TEST(RetryOnConflictTest, RetriesConflictsOnly) {
+  int n = 0;
+  EXPECT_TRUE(RetryOnConflict(&RealClock::Get(), [&] {
+    return ++n < 3 ? absl::AbortedError("409") : absl::OkStatus();
+  }).ok());
+  EXPECT_EQ(n, 3);
+  n = 0;
+  EXPECT_TRUE(absl::IsNotFound(RetryOnConflict(&RealClock::Get(), [&] {
+    ++n;
+    return absl::NotFoundError("gone");
+  })));
+  EXPECT_EQ(n, 1);
+  n = 0;
+  EXPECT_TRUE(absl::IsAborted(RetryOnConflict(&RealClock::Get(), [&] {
+    ++n;
+    return absl::AbortedError("409");
+  }, 4)));
+  EXPECT_EQ(n, 4);
+}
+
 }  // namespace
 }  // namespace booster::kube

@@ -30,6 +30,20 @@ Informer::~Informer() { Stop(); }
 
 void Informer::AddEventHandler(EventHandlers handlers) { handlers_.push_back(std::move(handlers)); }
 
+void Informer::Resume(std::vector<Json> items, std::string resource_version) {
+  std::vector<ObjectPtr> objs;
+  objs.reserve(items.size());
+  for (Json& item : items) objs.push_back(Prepare(std::move(item)));
+  Store::Delta delta = store_.Replace(std::move(objs));
+  for (const ObjectPtr& o : delta.added) {
+    for (auto& h : handlers_) if (h.on_add) h.on_add(o);
+  }
+  std::lock_guard<std::mutex> l(mu_);
+  rv_ = std::move(resource_version);
+  resumed_ = true;
+  synced_ = true;
+}
+
 void Informer::Start() {
   if (thread_.joinable()) return;
   thread_ = std::thread([this] { Run(); });
@@ -86,7 +100,7 @@ ObjectPtr Informer::Prepare(Json obj) {
 
 void Informer::Run() {
   Backoff backoff(options_.backoff_initial, options_.backoff_max, 2.0, 0.2, rng_());
-  bool need_list = true;
+  bool need_list = !resumed_;
   while (!Stopping()) {
     if (need_list) {
       absl::Status s = ListAndReplace();

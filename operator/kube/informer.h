@@ -77,6 +77,13 @@ class Informer {
   // Register before Start().
   void AddEventHandler(EventHandlers handlers);
 
+  // Warm restart: seeds the cache with objects saved earlier and the resourceVersion they
+  // were current at, so Start() watches from there instead of listing. If that version has
+  // been compacted away the server answers 410 and the informer relists, emitting deletes
+  // for saved objects that no longer exist. Call before Start(); handlers see the seeded
+  // objects as adds.
+  void Resume(std::vector<Json> items, std::string resource_version);
+
   void Start();
   // Cancels the watch and joins the thread. Idempotent.
   void Stop();
@@ -118,6 +125,7 @@ class Informer {
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   bool synced_ ABSL_GUARDED_BY(mu_) = false;
   std::string rv_ ABSL_GUARDED_BY(mu_);
+  bool resumed_ = false;
   ResponseStream* active_ ABSL_GUARDED_BY(mu_) = nullptr;  // owned by WatchOnce
 
   std::atomic<int64_t> relists_{0};

@@ -328,6 +328,25 @@ TEST_F(InformerTest, StopCancelsABlockedWatch) {
   EXPECT_TRUE(s->cancelled());
 }
 
+TEST_F(InformerTest, ResumeWatchesFromTheSavedVersionAndRelistsIfItIsGone) {
+  api_.ScriptWatchError(410);
+  api_.ScriptList({Cm("kept", "5"), Cm("fresh", "8")}, "40");
+  auto inf = Make();
+  inf->Resume({Cm("kept", "5"), Cm("stale", "2")}, "3");
+  EXPECT_TRUE(inf->HasSynced());
+  inf->Start();
+  api_.Stream(0);
+  std::vector<std::string> paths = api_.WatchPaths();
+  ASSERT_EQ(paths.size(), 2u);
+  EXPECT_NE(paths[0].find("resourceVersion=3"), std::string::npos) << "no list before the watch";
+  EXPECT_NE(paths[1].find("resourceVersion=40"), std::string::npos);
+  EXPECT_EQ(inf->Relists(), 1);
+  EXPECT_EQ(Keys(inf->store()), (std::vector<std::string>{"ns/fresh", "ns/kept"}));
+  EXPECT_EQ(rec_.Get(), (std::vector<std::string>{"add ns/kept", "add ns/stale", "delete ns/stale",
+                                                  "add ns/fresh"}));
+  inf->Stop();
+}
+
 TEST(DropManagedFieldsTest, OnlyManagedFieldsGo) {
   Json j = Cm("a", "1", true);
   j["metadata"]["labels"] = {{"x", "y"}};
