@@ -141,6 +141,39 @@ TEST(ClusterSmokeTest, CpuLimitIsVisibleInTheContainersCgroup) {
   EXPECT_GT(throttled, 0) << *stat;
 }
 
+TEST(ClusterSmokeTest, ServicesWorkFromTheHostAndPodsReachTheApiServer) {
+  TestNamespace ns("smoke-svc");
+  ASSERT_TRUE(ns.status().ok()) << ns.status();
+  absl::StatusOr<Workload> w = DeployHttpServer(ns.name());
+  ASSERT_TRUE(w.ok()) << w.status() << Diagnose(ns.name());
+  ASSERT_TRUE(Kubectl({"-n", ns.name(), "expose", "deployment/web", "--port=80",
+                       "--target-port=8080"}).ok());
+  absl::StatusOr<std::string> cluster_ip =
+      Kubectl({"-n", ns.name(), "get", "service", "web", "-o", "jsonpath={.spec.clusterIP}"});
+  ASSERT_TRUE(cluster_ip.ok()) << cluster_ip.status();
+  EXPECT_THAT(*cluster_ip, ::testing::StartsWith("10.96."));
+
+  // kube-proxy programs the Service asynchronously: poll until it answers.
+  std::string body;
+  absl::Status answered = WaitFor(
+      [&]() -> absl::StatusOr<bool> {
+        absl::StatusOr<std::string> r = HttpGet(absl::StrCat("http://", *cluster_ip, "/"));
+        if (!r.ok()) return absl::UnavailableError(r.status().message());
+        body = *r;
+        return true;
+      },
+      absl::Seconds(60));
+  ASSERT_TRUE(answered.ok()) << answered;
+  EXPECT_EQ(body, absl::StrCat("hello from ", w->pod, "\n"));
+
+  // An in-cluster client (service-account token, CA bundle, the `kubernetes` Service) in a
+  // pod reaches the API server and verifies its certificate.
+  absl::StatusOr<std::string> version =
+      HttpGet(absl::StrCat("http://", w->pod_ip, ":8080/apiserver?path=/version"));
+  ASSERT_TRUE(version.ok()) << version.status();
+  EXPECT_THAT(*version, HasSubstr("\"gitVersion\": \"v1.28.15\""));
+}
+
 // A pod whose only container reports /proc/sys/net/core/somaxconn of its own netns.
 absl::StatusOr<std::string> SomaxconnSeenByPod(const std::string& ns, const std::string& name,
                                                const std::string& value) {
@@ -191,6 +224,55 @@ TEST(ClusterSmokeTest, PodSysctlIsSetInItsOwnNetworkNamespaceOnly) {
   ASSERT_TRUE(host_after.ok()) << host_after.status();
   EXPECT_EQ(*host_after, *host_before) << "a pod's sysctl leaked to the host";
   EXPECT_NE(Trim(*host_after), "2345");
+}
+
+// Switches the kubelet to the static CPU manager policy for the test's lifetime.
+class StaticCpuManager {
+ public:
+  StaticCpuManager() : status_(RunCommand({ClusterDir() + "/cpu-manager", "static"}).status()) {}
+  ~StaticCpuManager() { (void)RunCommand({ClusterDir() + "/cpu-manager", "none"}); }
+  const absl::Status& status() const { return status_; }
+
+ private:
+  absl::Status status_;
+};
+
+TEST(ClusterSmokeTest, StaticCpuManagerGivesAGuaranteedPodAnExclusiveCpu) {
+  TestNamespace ns("smoke-cpuset");
+  ASSERT_TRUE(ns.status().ok()) << ns.status();
+  StaticCpuManager static_policy;
+  ASSERT_TRUE(static_policy.status().ok()) << static_policy.status();
+  ASSERT_TRUE(Apply(absl::StrCat(R"(
+apiVersion: v1
+kind: Pod
+metadata: {name: pinned, namespace: )", ns.name(), R"(}
+spec:
+  terminationGracePeriodSeconds: 1
+  containers:
+  - name: web
+    image: )", kImage, R"(
+    imagePullPolicy: Never
+    resources:
+      requests: {cpu: "1", memory: 64Mi}
+      limits: {cpu: "1", memory: 64Mi}
+)")).ok());
+  absl::StatusOr<std::string> r = Kubectl(
+      {"-n", ns.name(), "wait", "--for=condition=Ready", "pod/pinned", "--timeout=180s"});
+  ASSERT_TRUE(r.ok()) << r.status() << Diagnose(ns.name());
+  absl::StatusOr<std::string> fields = Kubectl(
+      {"-n", ns.name(), "get", "pod", "pinned", "-o",
+       "jsonpath={.status.qosClass} {.metadata.uid} {.status.containerStatuses[0].containerID}"});
+  ASSERT_TRUE(fields.ok()) << fields.status();
+  std::vector<std::string> f = absl::StrSplit(Trim(*fields), ' ');
+  ASSERT_EQ(f.size(), 3u) << *fields;
+  ASSERT_EQ(f[0], "Guaranteed");
+  absl::StatusOr<std::string> cpus =
+      ReadFile(absl::StrCat("/sys/fs/cgroup/cpuset/booster-e2e/kubepods/pod", f[1], "/",
+                            absl::StripPrefix(f[2], "containerd://"), "/cpuset.cpus"));
+  ASSERT_TRUE(cpus.ok()) << cpus.status();
+  // CPU 0 is reserved for the system, so the one exclusive CPU is 1.
+  EXPECT_EQ(Trim(*cpus), "1");
+  ASSERT_TRUE(Kubectl({"-n", ns.name(), "delete", "pod", "pinned", "--wait=true"}).ok());
 }
 
 TEST(ClusterSmokeTest, KwokNodeRuns500Pods) {

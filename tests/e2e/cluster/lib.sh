@@ -45,7 +45,8 @@ KWOK_CIDR=10.246.0.0/16
 KUBE_PROXY_METRICS_PORT=16249
 KUBE_PROXY_HEALTHZ_PORT=16256
 CGROUP_NAME=booster-e2e               # every process of the cluster lives under this cgroup
-CGROUP_SUBSYSTEMS=(cpu cpuacct cpuset memory devices freezer blkio pids systemd)
+# v1 hierarchies, plus the cgroup2 `unified` one of a hybrid host (runc mirrors there).
+CGROUP_SUBSYSTEMS=(cpu cpuacct cpuset memory devices freezer blkio pids systemd unified)
 CNI_NETWORK=booster-e2e
 
 # cgroup directories of one v1 hierarchy that exist on this machine.
@@ -54,4 +55,75 @@ cgroup_dirs() {  # cgroup_dirs <relative path>
   for s in "${CGROUP_SUBSYSTEMS[@]}"; do
     [[ -d /sys/fs/cgroup/$s ]] && echo "/sys/fs/cgroup/$s/$1"
   done
+}
+
+# ---- process helpers shared by up and cpu-manager ----------------------------------------
+T0=${T0:-$(date +%s)}
+start() {  # start <name> <command...>: in /booster-e2e/system, log to $LOG_DIR/<name>.log
+  local name=$1
+  shift
+  (
+    for d in $(cgroup_dirs "$CGROUP_NAME/system"); do echo "$BASHPID" >"$d/cgroup.procs"; done
+    exec setsid "$@" </dev/null >>"$LOG_DIR/$name.log" 2>&1
+  ) &
+  echo $! >"$RUN_DIR/$name.pid"
+}
+wait_for() {  # wait_for <what> <timeout s> <command...>
+  local what=$1 timeout=$2 deadline
+  shift 2
+  deadline=$(( $(date +%s) + timeout ))
+  until "$@" >/dev/null 2>&1; do
+    if (( $(date +%s) >= deadline )); then
+      log "timed out after ${timeout}s waiting for $what; last lines of the logs:"
+      tail -n 5 "$LOG_DIR"/*.log >&2 || true
+      exit 1
+    fi
+    sleep 0.5
+  done
+  log "$what ready ($(( $(date +%s) - T0 ))s)"
+}
+alive() { kill -0 "$(cat "$RUN_DIR/$1.pid")" 2>/dev/null; }
+
+start_kubelet() {  # start_kubelet none|static
+  local CPU_MANAGER_POLICY=$1 reserved="" PKI=$STATE/pki
+  log "kubelet on https://$NODE_IP:$KUBELET_PORT (CPU manager policy: $CPU_MANAGER_POLICY)"
+  if [[ $CPU_MANAGER_POLICY == static ]]; then
+    reserved='reservedSystemCPUs: "0"'
+  fi
+  cat >"$STATE/kubelet/config.yaml" <<YAML
+apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+address: $NODE_IP
+port: $KUBELET_PORT
+readOnlyPort: 0
+healthzBindAddress: 127.0.0.1
+healthzPort: $KUBELET_HEALTHZ_PORT
+tlsCertFile: $PKI/kubelet.crt
+tlsPrivateKeyFile: $PKI/kubelet.key
+authentication:
+  anonymous: {enabled: false}
+  webhook: {enabled: true}
+  x509: {clientCAFile: $PKI/ca.crt}
+authorization: {mode: Webhook}
+containerRuntimeEndpoint: unix://$CONTAINERD_SOCK
+cgroupDriver: cgroupfs
+cgroupRoot: /$CGROUP_NAME
+cgroupsPerQOS: true
+failSwapOn: false
+allowedUnsafeSysctls: ["net.*"]
+cpuManagerPolicy: $CPU_MANAGER_POLICY
+$reserved
+featureGates: {SidecarContainers: true}
+# Images cannot be pulled again, so never garbage-collect them; never evict for the
+# small disk and memory of a CI machine either.
+imageGCHighThresholdPercent: 100
+imageGCLowThresholdPercent: 99
+evictionHard: {memory.available: "50Mi", nodefs.available: "1%", imagefs.available: "1%"}
+serializeImagePulls: false
+maxPods: 110
+YAML
+  start kubelet kubelet --config "$STATE/kubelet/config.yaml" \
+    --kubeconfig "$STATE/kubelet.kubeconfig" --root-dir "$STATE/kubelet" \
+    --hostname-override "$NODE_NAME" --node-ip "$NODE_IP" \
+    --pod-infra-container-image booster.local/pause:3.9 --v 1
 }

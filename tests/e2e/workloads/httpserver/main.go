@@ -8,14 +8,20 @@
 //	GET /read?path=P   contents of P, restricted to /proc/ and /sys/ (what the pod sees of
 //	                   its own sysctls and cgroup)
 //	GET /metrics       Prometheus text format: a latency histogram and a request counter
+//	GET /apiserver?path=P   GET P from the Kubernetes API server the way an in-cluster
+//	                   client does (kubernetes Service, service-account token and CA)
 //
 // Flags: -listen (default :8080, or $PORT).
 package main
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"flag"
 	"fmt"
+	"io"
 	"log"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -133,6 +139,39 @@ func burn(d time.Duration) uint64 {
 	return x
 }
 
+const saDir = "/var/run/secrets/kubernetes.io/serviceaccount"
+
+// apiserverGet proxies one GET to the API server as an in-cluster client would, so a test
+// can check that pods reach it through the `kubernetes` Service with verified TLS.
+func apiserverGet(w http.ResponseWriter, r *http.Request) {
+	host, port := os.Getenv("KUBERNETES_SERVICE_HOST"), os.Getenv("KUBERNETES_SERVICE_PORT")
+	ca, err := os.ReadFile(saDir + "/ca.crt")
+	if err != nil || host == "" {
+		http.Error(w, fmt.Sprintf("not in a cluster: %v", err), http.StatusFailedDependency)
+		return
+	}
+	token, err := os.ReadFile(saDir + "/token")
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusFailedDependency)
+		return
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(ca)
+	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
+		TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	req, _ := http.NewRequest(http.MethodGet,
+		"https://"+net.JoinHostPort(host, port)+r.URL.Query().Get("path"), nil)
+	req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(token)))
+	resp, err := client.Do(req)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadGateway)
+		return
+	}
+	defer resp.Body.Close()
+	w.WriteHeader(resp.StatusCode)
+	io.Copy(w, resp.Body)
+}
+
 func main() {
 	listen := ":8080"
 	if p := os.Getenv("PORT"); p != "" {
@@ -178,6 +217,7 @@ func main() {
 		}
 		w.Write(data)
 	}))
+	mux.HandleFunc("/apiserver", instrument(h, "/apiserver", apiserverGet))
 	mux.HandleFunc("/metrics", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
 		h.write(w)
