@@ -11,6 +11,8 @@
 //   attrthread <cpu>      -> "attrthread <tid>"         (affinity chosen through its attr)
 //   release               -> "released"
 //   clock                 -> "clock <res realtime ns> <res monotonic ns> <gettime rc>"
+//   ticks                 -> "ticks <distinct gettimeofday values> <distinct clock_gettime
+//                             (CLOCK_MONOTONIC) values>" over 2000 back-to-back reads each
 //   mempolicy             -> "mempolicy <main mode> <thread mode>"
 //   affinity              -> "affinity <cpu list of the main thread>"
 //   fork                  -> "forked <pid>" (the child sleeps until the probe exits)
@@ -32,6 +34,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -184,6 +187,18 @@ int main(int argc, char** argv) {
       int rc = clock_gettime(CLOCK_MONOTONIC, &now);
       printf("clock %ld %ld %d\n", rt.tv_sec * 1000000000L + rt.tv_nsec,
              mono.tv_sec * 1000000000L + mono.tv_nsec, rc);
+    } else if (strcmp(cmd, "ticks") == 0) {
+      constexpr int kReads = 2000;
+      static timeval tv[kReads];
+      static timespec ts[kReads];
+      for (int i = 0; i < kReads; ++i) gettimeofday(&tv[i], nullptr);
+      for (int i = 0; i < kReads; ++i) clock_gettime(CLOCK_MONOTONIC, &ts[i]);
+      int distinct_tv = 1, distinct_ts = 1;
+      for (int i = 1; i < kReads; ++i) {
+        distinct_tv += tv[i].tv_sec != tv[i - 1].tv_sec || tv[i].tv_usec != tv[i - 1].tv_usec;
+        distinct_ts += ts[i].tv_sec != ts[i - 1].tv_sec || ts[i].tv_nsec != ts[i - 1].tv_nsec;
+      }
+      printf("ticks %d %d\n", distinct_tv, distinct_ts);
     } else if (strcmp(cmd, "mempolicy") == 0) {
       long thread_mode = -2;
       pthread_t t;

@@ -199,6 +199,20 @@ TEST_F(InterposeTest, CoarseClocksReportTheirResolution) {
             "clock " + std::to_string(coarse_ns) + " " + std::to_string(coarse_ns) + " 0");
 }
 
+TEST_F(InterposeTest, CoarseClocksServeGettimeAndGettimeofday) {
+  // 2000 back-to-back reads take well under a millisecond: a precise clock gives many
+  // distinct values, a coarse one (a tick is 1-10 ms) one or two, a few if preempted.
+  auto precise = Probe();
+  auto coarse = Probe({{"BOOSTER_CLOCK", "coarse"}});
+  int p_tv = 0, p_ts = 0, c_tv = 0, c_ts = 0;
+  ASSERT_EQ(sscanf(precise->Ask("ticks").c_str(), "ticks %d %d", &p_tv, &p_ts), 2);
+  ASSERT_EQ(sscanf(coarse->Ask("ticks").c_str(), "ticks %d %d", &c_tv, &c_ts), 2);
+  EXPECT_GT(p_tv, 20);
+  EXPECT_GT(p_ts, 20);
+  EXPECT_LT(c_tv, 10);
+  EXPECT_LT(c_ts, 10);
+}
+
 TEST_F(InterposeTest, NumaBindAppliesToMainAndNewThreads) {
   auto probe = Probe({{"BOOSTER_NUMA", "bind"}, {"BOOSTER_CPUS", std::to_string(AllowedCpus()[0])},
                       {"BOOSTER_DEBUG", "1"}});
