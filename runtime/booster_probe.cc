@@ -202,7 +202,8 @@ int main(int argc, char** argv) {
     } else if (strcmp(cmd, "mempolicy") == 0) {
       long thread_mode = -2;
       pthread_t t;
-      if (pthread_create(&t, nullptr, &MempolicyThread, &thread_mode) == 0) pthread_join(t, nullptr);
+      if (pthread_create(&t, nullptr, &MempolicyThread, &thread_mode) == 0)
+        pthread_join(t, nullptr);
       printf("mempolicy %ld %ld\n", MempolicyMode(), thread_mode);
     } else if (strcmp(cmd, "affinity") == 0) {
       cpu_set_t set;
@@ -235,8 +236,8 @@ int main(int argc, char** argv) {
       Dl_info info{};
       void* sym = dlsym(RTLD_DEFAULT, "malloc");
       printf("malloc %s\n", sym != nullptr && dladdr(sym, &info) != 0 && info.dli_fname != nullptr
-                                 ? info.dli_fname
-                                 : "?");
+                                ? info.dli_fname
+                                : "?");
       free(p);
     } else if (strcmp(cmd, "quit") == 0) {
       break;

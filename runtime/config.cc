@@ -76,13 +76,23 @@ bool ParseBytes(const char* text, int64_t lo, int64_t hi, int64_t* out) {
   int shift = 0;
   p = SkipSpaces(p);
   switch (Lower(*p)) {
-    case 'k': shift = 10; ++p; break;
-    case 'm': shift = 20; ++p; break;
-    case 'g': shift = 30; ++p; break;
-    default: break;
+    case 'k':
+      shift = 10;
+      ++p;
+      break;
+    case 'm':
+      shift = 20;
+      ++p;
+      break;
+    case 'g':
+      shift = 30;
+      ++p;
+      break;
+    default:
+      break;
   }
-  if (shift != 0 && (*p == 'i' || *p == 'I')) ++p;      // "KiB"
-  if (shift != 0 && (*p == 'b' || *p == 'B')) ++p;      // "KB"
+  if (shift != 0 && (*p == 'i' || *p == 'I')) ++p;  // "KiB"
+  if (shift != 0 && (*p == 'b' || *p == 'B')) ++p;  // "KB"
   if (*SkipSpaces(p) != '\0') return false;
   if (v > (uint64_t{1} << 40) >> shift) return false;
   int64_t bytes = static_cast<int64_t>(v << shift);
@@ -149,7 +159,8 @@ void ConfigFromEnv(LookupFn lookup, void* lookup_ctx, booster_control* page, Rep
     } else {
       Say(report, report_ctx, Problem::kListenBacklog,
           "BOOSTER_LISTEN_BACKLOG=%s: want an integer in [1, 1048576]; listen backlog floor "
-          "off%s", s, "");
+          "off%s",
+          s, "");
     }
   }
   struct BoolKnob {
@@ -211,7 +222,8 @@ void ConfigFromEnv(LookupFn lookup, void* lookup_ctx, booster_control* page, Rep
     } else {
       Say(report, report_ctx, Problem::kCpus,
           "BOOSTER_CPUS=%s: want a CPU list like 0-3,8 (CPUs 0..1023); thread placement and "
-          "NUMA policy off%s", s, "");
+          "NUMA policy off%s",
+          s, "");
     }
   }
   bool cpus_bad = get("BOOSTER_CPUS") != nullptr && !cpus_ok;
@@ -306,8 +318,7 @@ int EffectiveBacklog(const booster_control& page, int requested) {
   return requested;
 }
 
-void OrderWholeCoresFirst(const uint16_t* cpus, const int32_t* core_of, uint32_t n,
-                          uint16_t* out) {
+void OrderWholeCoresFirst(const uint16_t* cpus, const int32_t* core_of, uint32_t n, uint16_t* out) {
   // rank[i]: how many earlier CPUs share the core of cpus[i]. Output is sorted by rank
   // (stable), which yields one CPU per core per pass. O(n^2) over at most 1024 CPUs, run
   // only when the configuration changes.

@@ -43,13 +43,13 @@ enum class Problem : uint32_t {
   kThreads,
   kNuma,
   kClock,
-  kControl,        // BOOSTER_CONTROL cannot be opened, mapped or understood
-  kUnknownFeature, // the page sets bits this library does not know
-  kPlacement,      // runtime: affinity could not be applied
-  kMempolicy,      // runtime: set_mempolicy failed
-  kSocketOption,   // runtime: a setsockopt failed
-  kListenerTable,  // runtime: too many listening sockets to track
-  kSymbol,         // runtime: a libc symbol could not be resolved
+  kControl,         // BOOSTER_CONTROL cannot be opened, mapped or understood
+  kUnknownFeature,  // the page sets bits this library does not know
+  kPlacement,       // runtime: affinity could not be applied
+  kMempolicy,       // runtime: set_mempolicy failed
+  kSocketOption,    // runtime: a setsockopt failed
+  kListenerTable,   // runtime: too many listening sockets to track
+  kSymbol,          // runtime: a libc symbol could not be resolved
   kCount,
 };
 
@@ -90,8 +90,7 @@ int EffectiveBacklog(const booster_control& page, int requested);
 // order of first appearance), the second pass the second CPU of each core, and so on.
 // core_of[i] identifies the core of cpus[i] (any integer unique per core; -1 = unknown,
 // treated as a core of its own). Writes n CPUs to out.
-void OrderWholeCoresFirst(const uint16_t* cpus, const int32_t* core_of, uint32_t n,
-                          uint16_t* out);
+void OrderWholeCoresFirst(const uint16_t* cpus, const int32_t* core_of, uint32_t n, uint16_t* out);
 
 }  // namespace booster::runtime
 

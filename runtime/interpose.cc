@@ -131,8 +131,7 @@ void Report(void* /*ctx*/, Problem problem, const char* message) {
   if (g_reported.fetch_or(bit, std::memory_order_relaxed) & bit) return;
   ErrnoKeeper keep;
   char line[400];
-  int n = snprintf(line, sizeof(line), "booster[%d]: %s\n", static_cast<int>(getpid()),
-                   message);
+  int n = snprintf(line, sizeof(line), "booster[%d]: %s\n", static_cast<int>(getpid()), message);
   if (n <= 0) return;
   if (n > static_cast<int>(sizeof(line)) - 1) n = sizeof(line) - 1;
   ssize_t ignored = write(STDERR_FILENO, line, static_cast<size_t>(n));
@@ -262,8 +261,7 @@ int32_t CoreOf(uint16_t cpu) {
   int64_t package = 0;
   snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%u/topology/core_id", cpu);
   if (!ReadSmallFile(path, buf, sizeof(buf)) || !ParseInt(buf, 0, 65535, &core)) return -1;
-  snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%u/topology/physical_package_id",
-           cpu);
+  snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%u/topology/physical_package_id", cpu);
   if (!ReadSmallFile(path, buf, sizeof(buf)) || !ParseInt(buf, 0, 32767, &package)) return -1;
   return static_cast<int32_t>(package * 65536 + core);
 }
@@ -352,8 +350,8 @@ void ApplyMempolicy(int mode, const unsigned long* mask) {
     rc = SetMempolicy(MPOL_DEFAULT, nullptr);
   }
   if (rc != 0) {
-    Reportf(Problem::kMempolicy, "set_mempolicy(mode %ld) failed: errno %ld; NUMA policy off",
-            mode, errno);
+    Reportf(Problem::kMempolicy, "set_mempolicy(mode %ld) failed: errno %ld; NUMA policy off", mode,
+            errno);
   }
 }
 
@@ -587,8 +585,8 @@ void ApplySocketOptions(int fd, uint64_t features) {
     int us = g_busy_poll.load(std::memory_order_relaxed);
     if (us > 0 && setsockopt(fd, SOL_SOCKET, SO_BUSY_POLL, &us, sizeof(us)) != 0) {
       Reportf(Problem::kBusyPoll,
-              "setsockopt(SO_BUSY_POLL=%ld) failed: errno %ld (raising it needs CAP_NET_ADMIN)",
-              us, errno);
+              "setsockopt(SO_BUSY_POLL=%ld) failed: errno %ld (raising it needs CAP_NET_ADMIN)", us,
+              errno);
     }
   }
   if (features & BOOSTER_FEATURE_SOCKET_BUFFERS) {
@@ -810,8 +808,7 @@ BOOSTER_EXPORT int pthread_create(pthread_t* thread, const pthread_attr_t* attr,
 
 BOOSTER_EXPORT int clock_gettime(clockid_t id, struct timespec* ts) noexcept {
   MaybeRefresh();
-  if (BOOSTER_UNLIKELY(g_features.load(std::memory_order_relaxed) &
-                       BOOSTER_FEATURE_COARSE_CLOCK)) {
+  if (BOOSTER_UNLIKELY(g_features.load(std::memory_order_relaxed) & BOOSTER_FEATURE_COARSE_CLOCK)) {
     if (id == CLOCK_REALTIME) {
       id = CLOCK_REALTIME_COARSE;
     } else if (id == CLOCK_MONOTONIC) {
@@ -835,8 +832,7 @@ BOOSTER_EXPORT int clock_getres(clockid_t id, struct timespec* res) noexcept {
 
 BOOSTER_EXPORT int gettimeofday(struct timeval* tv, void* tz) noexcept {
   MaybeRefresh();
-  if (BOOSTER_UNLIKELY(g_features.load(std::memory_order_relaxed) &
-                       BOOSTER_FEATURE_COARSE_CLOCK) &&
+  if (BOOSTER_UNLIKELY(g_features.load(std::memory_order_relaxed) & BOOSTER_FEATURE_COARSE_CLOCK) &&
       tz == nullptr) {
     timespec ts{};
     int rc = RealClockGettime()(CLOCK_REALTIME_COARSE, &ts);

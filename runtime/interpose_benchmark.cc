@@ -9,6 +9,7 @@
 //   build/runtime/interpose_benchmark [--benchmark_filter=Clock]
 //   BOOSTER_LIB=/path/to/libbooster.so build/runtime/interpose_benchmark
 #include <arpa/inet.h>
+#include <benchmark/benchmark.h>
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -21,8 +22,6 @@
 #include <unistd.h>
 
 #include <string>
-
-#include <benchmark/benchmark.h>
 
 #include "booster/control.h"
 

@@ -1,6 +1,8 @@
 // Real sockets, threads and clocks in a process running under LD_PRELOAD=libbooster.so
 // (booster_probe), observed from outside: ss for backlogs, /proc for affinities and
 // memory policy, getsockopt for socket options, clock_getres for clocks.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
 #include <linux/mempolicy.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
@@ -11,23 +13,20 @@
 #include <set>
 #include <sstream>
 
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
-
 #include "booster/control.h"
 #include "runtime/test_support.h"
 
 namespace booster::runtime {
 namespace {
 
-using ::testing::HasSubstr;
-using ::testing::IsEmpty;
-using ::testing::StartsWith;
 using testing::AllowedCpus;
 using testing::ControlFile;
 using testing::Fields;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
 using testing::ListenBacklog;
 using testing::ParseList;
+using ::testing::StartsWith;
 using testing::Subprocess;
 using testing::TempDir;
 using testing::ThreadCpus;
@@ -167,8 +166,8 @@ TEST_F(InterposeTest, PlacementNeverLeavesTheAllowedCpus) {
   std::vector<int> allowed = AllowedCpus();
   if (allowed.size() < 2) GTEST_SKIP() << "needs two CPUs";
   // The process may run on the first CPU only; BOOSTER_CPUS names the second.
-  auto probe = Probe({{"BOOSTER_CPUS", std::to_string(allowed[1])}, {"BOOSTER_DEBUG", "1"}},
-                     {allowed[0]});
+  auto probe =
+      Probe({{"BOOSTER_CPUS", std::to_string(allowed[1])}, {"BOOSTER_DEBUG", "1"}}, {allowed[0]});
   for (pid_t tid : Threads(*probe, 2)) {
     EXPECT_EQ(ThreadCpuList(probe->pid(), tid), std::vector<int>{allowed[0]});
   }
@@ -181,8 +180,9 @@ TEST_F(InterposeTest, ApplicationChosenAffinityIsRespected) {
   if (allowed.size() < 2) GTEST_SKIP() << "needs two CPUs";
   auto probe = Probe({{"BOOSTER_CPUS", std::to_string(allowed[1])}, {"BOOSTER_THREADS", "pin"}});
   pid_t tid = 0;
-  ASSERT_EQ(sscanf(probe->Ask("attrthread " + std::to_string(allowed[0])).c_str(),
-                   "attrthread %d", &tid), 1);
+  ASSERT_EQ(
+      sscanf(probe->Ask("attrthread " + std::to_string(allowed[0])).c_str(), "attrthread %d", &tid),
+      1);
   EXPECT_EQ(ThreadCpuList(probe->pid(), tid), std::vector<int>{allowed[0]});
   for (pid_t other : Threads(*probe, 1)) {
     EXPECT_EQ(ThreadCpuList(probe->pid(), other), std::vector<int>{allowed[1]});
@@ -214,7 +214,8 @@ TEST_F(InterposeTest, CoarseClocksServeGettimeAndGettimeofday) {
 }
 
 TEST_F(InterposeTest, NumaBindAppliesToMainAndNewThreads) {
-  auto probe = Probe({{"BOOSTER_NUMA", "bind"}, {"BOOSTER_CPUS", std::to_string(AllowedCpus()[0])},
+  auto probe = Probe({{"BOOSTER_NUMA", "bind"},
+                      {"BOOSTER_CPUS", std::to_string(AllowedCpus()[0])},
                       {"BOOSTER_DEBUG", "1"}});
   EXPECT_EQ(probe->Ask("mempolicy"),
             "mempolicy " + std::to_string(MPOL_BIND) + " " + std::to_string(MPOL_BIND));
@@ -234,9 +235,8 @@ TEST_F(InterposeTest, NumaPreferred) {
 }
 
 TEST_F(InterposeTest, BadValuesFailOpenWithOneLineEachUnderDebug) {
-  std::map<std::string, std::string> env = {{"BOOSTER_LISTEN_BACKLOG", "many"},
-                                            {"BOOSTER_CPUS", "0-"},
-                                            {"BOOSTER_TCP_NODELAY", "1"}};
+  std::map<std::string, std::string> env = {
+      {"BOOSTER_LISTEN_BACKLOG", "many"}, {"BOOSTER_CPUS", "0-"}, {"BOOSTER_TCP_NODELAY", "1"}};
   auto quiet = Probe(env);
   env["BOOSTER_DEBUG"] = "1";
   auto loud = Probe(env);
@@ -269,7 +269,8 @@ TEST_F(InterposeTest, ForkedChildrenTakeTheNextCpuAndExecKeepsTheConfiguration) 
     std::vector<int> child_cpus = ParseList(ThreadCpus(child)[child]);
     return child_cpus.size() == 1 &&
            (allowed.size() == 1 || std::to_string(child_cpus[0]) != main_cpu);
-  })) << "child on " << ThreadCpus(child)[child] << ", parent on " << main_cpu;
+  })) << "child on "
+      << ThreadCpus(child)[child] << ", parent on " << main_cpu;
   // exec: the new image loads the library again from the inherited environment.
   ASSERT_TRUE(probe->Send("exec"));
   EXPECT_EQ(ListenBacklog(Listen(*probe, 5).first), 700);
@@ -300,9 +301,9 @@ TEST_F(InterposeTest, ExportsOnlyTheInterposersAndNeedsNoCxxRuntime) {
     std::string address, type, name;
     if (fields >> address >> type >> name && (type == "T" || type == "W")) exported.insert(name);
   }
-  EXPECT_EQ(exported, (std::set<std::string>{"accept", "accept4", "clock_getres", "clock_gettime",
-                                             "connect", "gettimeofday", "listen",
-                                             "pthread_create"}));
+  EXPECT_EQ(exported,
+            (std::set<std::string>{"accept", "accept4", "clock_getres", "clock_gettime", "connect",
+                                   "gettimeofday", "listen", "pthread_create"}));
   // The instrumented copy (sanitizer build) needs the sanitizer runtimes and what they
   // pull in; the library users load is checked by the uninstrumented run.
   if (getenv("BOOSTER_PRELOAD_PREFIX") != nullptr) return;
@@ -415,8 +416,8 @@ TEST_F(ControlPageTest, ForeignPageFallsBackToTheEnvironment) {
   page.listen_backlog = 1500;
   page.version = 99;
   control.Publish(page);
-  auto probe = Probe({{"BOOSTER_CONTROL", path_}, {"BOOSTER_DEBUG", "1"},
-                      {"BOOSTER_LISTEN_BACKLOG", "600"}});
+  auto probe = Probe(
+      {{"BOOSTER_CONTROL", path_}, {"BOOSTER_DEBUG", "1"}, {"BOOSTER_LISTEN_BACKLOG", "600"}});
   EXPECT_EQ(ListenBacklog(Listen(*probe, 5).first), 600);
   EXPECT_EQ(probe->CloseAndWait(), 0);
   EXPECT_THAT(probe->Stderr(), HasSubstr("foreign magic or version"));

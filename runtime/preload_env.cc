@@ -23,9 +23,9 @@ absl::string_view Basename(absl::string_view path) {
 // Runtimes that must stay at the head of LD_PRELOAD (GCC's and Clang's sanitizers).
 bool IsSanitizerRuntime(absl::string_view path) {
   absl::string_view base = Basename(path);
-  for (absl::string_view prefix : {"libasan.", "libtsan.", "libubsan.", "liblsan.", "libhwasan.",
-                                  "libclang_rt.asan", "libclang_rt.tsan", "libclang_rt.ubsan",
-                                  "libclang_rt.hwasan", "libclang_rt.msan"}) {
+  for (absl::string_view prefix :
+       {"libasan.", "libtsan.", "libubsan.", "liblsan.", "libhwasan.", "libclang_rt.asan",
+        "libclang_rt.tsan", "libclang_rt.ubsan", "libclang_rt.hwasan", "libclang_rt.msan"}) {
     if (absl::StartsWith(base, prefix)) return true;
   }
   return false;
@@ -50,37 +50,49 @@ absl::StatusOr<Allocator> ParseAllocator(absl::string_view name) {
   if (lower == "jemalloc") return Allocator::kJemalloc;
   if (lower == "mimalloc") return Allocator::kMimalloc;
   if (lower == "tcmalloc") return Allocator::kTcmalloc;
-  return absl::InvalidArgumentError(absl::StrCat(
-      "unknown allocator '", name, "': want glibc, jemalloc, mimalloc or tcmalloc"));
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown allocator '", name, "': want glibc, jemalloc, mimalloc or tcmalloc"));
 }
 
 absl::string_view AllocatorName(Allocator allocator) {
   switch (allocator) {
-    case Allocator::kGlibc: return "glibc";
-    case Allocator::kJemalloc: return "jemalloc";
-    case Allocator::kMimalloc: return "mimalloc";
-    case Allocator::kTcmalloc: return "tcmalloc";
+    case Allocator::kGlibc:
+      return "glibc";
+    case Allocator::kJemalloc:
+      return "jemalloc";
+    case Allocator::kMimalloc:
+      return "mimalloc";
+    case Allocator::kTcmalloc:
+      return "tcmalloc";
   }
   return "unknown";
 }
 
 std::vector<std::string> AllocatorLibraryNames(Allocator allocator) {
   switch (allocator) {
-    case Allocator::kGlibc: return {};
-    case Allocator::kJemalloc: return {"libjemalloc.so.2"};
-    case Allocator::kMimalloc: return {"libmimalloc.so.2"};
+    case Allocator::kGlibc:
+      return {};
+    case Allocator::kJemalloc:
+      return {"libjemalloc.so.2"};
+    case Allocator::kMimalloc:
+      return {"libmimalloc.so.2"};
     // The minimal build is the plain allocator; the full one adds the heap profiler.
-    case Allocator::kTcmalloc: return {"libtcmalloc_minimal.so.4", "libtcmalloc.so.4"};
+    case Allocator::kTcmalloc:
+      return {"libtcmalloc_minimal.so.4", "libtcmalloc.so.4"};
   }
   return {};
 }
 
 absl::string_view AllocatorPackage(Allocator allocator) {
   switch (allocator) {
-    case Allocator::kGlibc: return "libc6";
-    case Allocator::kJemalloc: return "libjemalloc2";
-    case Allocator::kMimalloc: return "libmimalloc2.0";
-    case Allocator::kTcmalloc: return "libtcmalloc-minimal4 (or libgoogle-perftools4)";
+    case Allocator::kGlibc:
+      return "libc6";
+    case Allocator::kJemalloc:
+      return "libjemalloc2";
+    case Allocator::kMimalloc:
+      return "libmimalloc2.0";
+    case Allocator::kTcmalloc:
+      return "libtcmalloc-minimal4 (or libgoogle-perftools4)";
   }
   return "";
 }
@@ -130,10 +142,10 @@ absl::StatusOr<std::string> ComposeLdPreload(const PreloadRequest& request,
       if (!allocator_lib.empty()) break;
     }
     if (allocator_lib.empty()) {
-      return absl::NotFoundError(absl::StrCat(
-          AllocatorName(request.allocator), ": ", absl::StrJoin(names, " or "),
-          " not found in ", absl::StrJoin(dirs, ":"), "; install the Debian package ",
-          AllocatorPackage(request.allocator)));
+      return absl::NotFoundError(
+          absl::StrCat(AllocatorName(request.allocator), ": ", absl::StrJoin(names, " or "),
+                       " not found in ", absl::StrJoin(dirs, ":"), "; install the Debian package ",
+                       AllocatorPackage(request.allocator)));
     }
   }
   if (!request.runtime_lib.empty()) {
@@ -167,8 +179,7 @@ absl::StatusOr<std::string> ComposeLdPreload(const PreloadRequest& request,
       if (present != chosen) {
         return absl::InvalidArgumentError(absl::StrCat(
             "LD_PRELOAD already loads ", AllocatorName(*present), " (", item,
-            "); a process can use one allocator: remove it or ask for ",
-            AllocatorName(*present)));
+            "); a process can use one allocator: remove it or ask for ", AllocatorName(*present)));
       }
       continue;  // the same allocator: it goes in its own place below
     }
@@ -187,9 +198,8 @@ absl::StatusOr<std::string> ComposeLdPreload(const PreloadRequest& request,
 }
 
 absl::StatusOr<std::string> ComposeLdPreload(const PreloadRequest& request) {
-  return ComposeLdPreload(request, [](const std::string& path) {
-    return access(path.c_str(), R_OK) == 0;
-  });
+  return ComposeLdPreload(request,
+                          [](const std::string& path) { return access(path.c_str(), R_OK) == 0; });
 }
 
 }  // namespace booster::runtime

@@ -1,11 +1,10 @@
 #include "runtime/preload_env.h"
 
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 
 #include <set>
-
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
 
 #include "runtime/test_support.h"
 
@@ -29,8 +28,8 @@ TEST(ParseAllocatorTest, Names) {
   EXPECT_EQ(*ParseAllocator("glibc"), Allocator::kGlibc);
   EXPECT_EQ(*ParseAllocator(""), Allocator::kGlibc);
   EXPECT_EQ(ParseAllocator("hoard").status().code(), absl::StatusCode::kInvalidArgument);
-  for (Allocator a : {Allocator::kGlibc, Allocator::kJemalloc, Allocator::kMimalloc,
-                      Allocator::kTcmalloc}) {
+  for (Allocator a :
+       {Allocator::kGlibc, Allocator::kJemalloc, Allocator::kMimalloc, Allocator::kTcmalloc}) {
     EXPECT_EQ(*ParseAllocator(AllocatorName(a)), a);
   }
 }
@@ -47,9 +46,9 @@ TEST(ComposeLdPreloadTest, AllocatorFirstThenRuntimeThenExisting) {
 
 TEST(ComposeLdPreloadTest, SearchOrderPrefersFirstDirAndFirstName) {
   PreloadRequest r{.allocator = Allocator::kTcmalloc, .library_dirs = kDirs};
-  auto v = ComposeLdPreload(r, Files({"/usr/lib/libtcmalloc_minimal.so.4",
-                                      "/usr/lib/x86_64-linux-gnu/libtcmalloc.so.4",
-                                      "/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4"}));
+  auto v = ComposeLdPreload(
+      r, Files({"/usr/lib/libtcmalloc_minimal.so.4", "/usr/lib/x86_64-linux-gnu/libtcmalloc.so.4",
+                "/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4"}));
   ASSERT_TRUE(v.ok()) << v.status();
   EXPECT_EQ(*v, "/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4");
   v = ComposeLdPreload(r, Files({"/usr/lib/x86_64-linux-gnu/libtcmalloc.so.4"}));
@@ -77,8 +76,8 @@ TEST(ComposeLdPreloadTest, SanitizerRuntimesStayFirst) {
 }
 
 TEST(ComposeLdPreloadTest, IdempotentOnItsOwnOutput) {
-  PreloadRequest r{.allocator = Allocator::kJemalloc, .runtime_lib = "/b/libbooster.so",
-                   .library_dirs = kDirs};
+  PreloadRequest r{
+      .allocator = Allocator::kJemalloc, .runtime_lib = "/b/libbooster.so", .library_dirs = kDirs};
   auto fs = Files({"/usr/lib/libjemalloc.so.2", "/b/libbooster.so"});
   auto first = ComposeLdPreload(r, fs);
   ASSERT_TRUE(first.ok());
@@ -126,8 +125,7 @@ TEST_P(PreloadEnvRealTest, AllocatorServesMallocAndRuntimeIsLoaded) {
   auto value = ComposeLdPreload(r);
   ASSERT_TRUE(value.ok()) << value.status();
   testing::Subprocess probe({.argv = {testing::ProbePath()},
-                             .env = {{"LD_PRELOAD", *value},
-                                     {"BOOSTER_LISTEN_BACKLOG", "777"}}});
+                             .env = {{"LD_PRELOAD", *value}, {"BOOSTER_LISTEN_BACKLOG", "777"}}});
   std::string answer = probe.Ask("malloc");
   std::string expected = AllocatorLibraryNames(GetParam())[0];
   EXPECT_THAT(answer, HasSubstr(expected.substr(0, expected.find('.')))) << *value;

@@ -1,11 +1,11 @@
-#include "runtime/config.h"
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <map>
 #include <string>
 #include <vector>
+
+#include "runtime/config.h"
 
 namespace booster::runtime {
 namespace {
@@ -114,9 +114,12 @@ EnvResult FromEnv(const std::map<std::string, std::string>& env) {
         static_cast<std::vector<std::string>*>(ctx)->push_back(message);
       },
       &r.problems);
-  Sanitize(&r.page, [](void* ctx, Problem, const char* message) {
-    static_cast<std::vector<std::string>*>(ctx)->push_back(message);
-  }, &r.problems);
+  Sanitize(
+      &r.page,
+      [](void* ctx, Problem, const char* message) {
+        static_cast<std::vector<std::string>*>(ctx)->push_back(message);
+      },
+      &r.problems);
   return r;
 }
 
@@ -186,17 +189,20 @@ TEST(ConfigFromEnvTest, CpusAloneMeansPin) {
 }
 
 TEST(ConfigFromEnvTest, BadCpusDisablePlacementAndNumaEvenWithModes) {
-  EnvResult r = FromEnv({{"BOOSTER_CPUS", "0-"}, {"BOOSTER_THREADS", "pin"},
-                         {"BOOSTER_NUMA", "preferred"}});
+  EnvResult r =
+      FromEnv({{"BOOSTER_CPUS", "0-"}, {"BOOSTER_THREADS", "pin"}, {"BOOSTER_NUMA", "preferred"}});
   EXPECT_EQ(r.page.features, 0u);
   ASSERT_EQ(r.problems.size(), 1u);
   EXPECT_THAT(r.problems[0], HasSubstr("BOOSTER_CPUS=0-"));
 }
 
 TEST(ConfigFromEnvTest, BadModesAreReported) {
-  EnvResult r = FromEnv({{"BOOSTER_CPUS", "0"}, {"BOOSTER_THREADS", "spread"},
-                         {"BOOSTER_NUMA", "interleave"}, {"BOOSTER_RCVBUF", "12"},
-                         {"BOOSTER_BUSY_POLL", "-1"}, {"BOOSTER_TCP_QUICKACK", "maybe"}});
+  EnvResult r = FromEnv({{"BOOSTER_CPUS", "0"},
+                         {"BOOSTER_THREADS", "spread"},
+                         {"BOOSTER_NUMA", "interleave"},
+                         {"BOOSTER_RCVBUF", "12"},
+                         {"BOOSTER_BUSY_POLL", "-1"},
+                         {"BOOSTER_TCP_QUICKACK", "maybe"}});
   EXPECT_EQ(r.page.features, 0u);
   EXPECT_EQ(r.problems.size(), 5u);
 }
@@ -212,12 +218,15 @@ TEST(SanitizeTest, SwitchesOffOutOfRangeFeatures) {
   page.thread_mode = 7;
   page.numa_mode = 9;
   std::vector<std::string> problems;
-  Sanitize(&page, [](void* ctx, Problem, const char* m) {
-    static_cast<std::vector<std::string>*>(ctx)->push_back(m);
-  }, &problems);
-  EXPECT_EQ(page.features, static_cast<uint64_t>(BOOSTER_FEATURE_TCP_NODELAY |
-                                                  BOOSTER_FEATURE_TCP_QUICKACK |
-                                                  BOOSTER_FEATURE_COARSE_CLOCK));
+  Sanitize(
+      &page,
+      [](void* ctx, Problem, const char* m) {
+        static_cast<std::vector<std::string>*>(ctx)->push_back(m);
+      },
+      &problems);
+  EXPECT_EQ(page.features,
+            static_cast<uint64_t>(BOOSTER_FEATURE_TCP_NODELAY | BOOSTER_FEATURE_TCP_QUICKACK |
+                                  BOOSTER_FEATURE_COARSE_CLOCK));
   EXPECT_EQ(problems.size(), 6u);
 }
 
@@ -232,7 +241,7 @@ TEST(SanitizeTest, KeepsValidPageAndDropsHugeCpuNumbers) {
   page.cpus[2] = 1;
   Sanitize(&page, nullptr, nullptr);
   EXPECT_EQ(page.features, static_cast<uint64_t>(BOOSTER_FEATURE_LISTEN_BACKLOG |
-                                                  BOOSTER_FEATURE_THREAD_PLACEMENT));
+                                                 BOOSTER_FEATURE_THREAD_PLACEMENT));
   ASSERT_EQ(page.cpu_count, 2u);
   EXPECT_EQ(page.cpus[0], 2);
   EXPECT_EQ(page.cpus[1], 1);

@@ -2,6 +2,8 @@
 // baseline run of the same server, asserting what a user would see: the backlog in
 // `ss -ltn`, TCP_NODELAY on the server's own socket (read from the peer side through
 // pidfd_getfd), thread and worker affinity in /proc, and that the server still answers.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
@@ -11,22 +13,19 @@
 #include <fstream>
 #include <set>
 
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
-
 #include "booster/control.h"
 #include "runtime/test_support.h"
 
 namespace booster::runtime {
 namespace {
 
-using ::testing::StartsWith;
 using testing::AllowedCpus;
 using testing::ChildPids;
 using testing::ConnectLoopback;
 using testing::ListenBacklog;
 using testing::ParseList;
 using testing::PeerSocketOption;
+using ::testing::StartsWith;
 using testing::Subprocess;
 using testing::TempDir;
 using testing::ThreadCpus;
@@ -101,8 +100,7 @@ struct Server {
 Server StartPython(const std::string& dir, const Env& env) {
   Server s;
   s.process = std::make_unique<Subprocess>(Subprocess::Options{
-      .argv = {kPython, "-u", "-m", "http.server", "0", "--bind", "127.0.0.1", "--directory",
-               dir},
+      .argv = {kPython, "-u", "-m", "http.server", "0", "--bind", "127.0.0.1", "--directory", dir},
       .env = env});
   // "Serving HTTP on 127.0.0.1 port 41234 (http://127.0.0.1:41234/) ..."
   std::string line = s.process->ReadLine().value_or("");
@@ -169,9 +167,8 @@ TEST_F(PythonHttpServerTest, BacklogSwitchedOnAtRunTimeReListens) {
   control.Publish(page);
   // The server notices at its next interposed call: here, accepting a request.
   EXPECT_EQ(Exchange(boosted.port, "GET / HTTP/1.0\r\n\r\n"), "HTTP/1.0 200 OK");
-  EXPECT_TRUE(WaitFor([&] {
-    return ListenBacklog(boosted.port) == std::min(4096, testing::Somaxconn());
-  }));
+  EXPECT_TRUE(
+      WaitFor([&] { return ListenBacklog(boosted.port) == std::min(4096, testing::Somaxconn()); }));
   booster_control_init(&page);
   control.Publish(page);
   EXPECT_EQ(Exchange(boosted.port, "GET / HTTP/1.0\r\n\r\n"), "HTTP/1.0 200 OK");
@@ -191,8 +188,7 @@ Server StartRedis(const std::string& dir, const std::string& name, const Env& en
   std::ofstream(conf) << "port " << s.port << "\nbind 127.0.0.1\ntcp-backlog 16\n"
                       << "daemonize no\nsave \"\"\nappendonly no\nlogfile \"\"\n"
                       << "dir " << dir << "/" << name << "\n";
-  s.process = std::make_unique<Subprocess>(
-      Subprocess::Options{.argv = {kRedis, conf}, .env = env});
+  s.process = std::make_unique<Subprocess>(Subprocess::Options{.argv = {kRedis, conf}, .env = env});
   if (!WaitFor([&] { return ListenBacklog(s.port) > 0; })) {
     ADD_FAILURE() << "redis did not start: " << s.process->Stderr();
   }
@@ -253,9 +249,8 @@ Server StartNginx(const std::string& dir, const std::string& name, const Env& en
   s.process = std::make_unique<Subprocess>(Subprocess::Options{
       .argv = {kNginx, "-c", root + "/nginx.conf", "-p", root + "/", "-e", root + "/error.log"},
       .env = env});
-  if (!WaitFor([&] {
-        return ListenBacklog(s.port) > 0 && ChildPids(s.process->pid()).size() == 2;
-      })) {
+  if (!WaitFor(
+          [&] { return ListenBacklog(s.port) > 0 && ChildPids(s.process->pid()).size() == 2; })) {
     ADD_FAILURE() << "nginx did not start: " << s.process->Stderr();
   }
   return s;
