@@ -5,7 +5,7 @@ set -euo pipefail
 
 PACKAGES=(
   # toolchain
-  build-essential cmake ninja-build pkg-config git ca-certificates
+  build-essential cmake ninja-build pkg-config git ca-certificates ccache
   clang-format clang-tidy clang libclang-rt-14-dev
   # product dependencies
   libcpprest-dev libssl-dev libyaml-cpp-dev libhwloc-dev hwloc libnuma-dev numactl

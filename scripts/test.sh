@@ -18,6 +18,10 @@ for arg in "$@"; do
 done
 
 JOBS=${BOOSTER_JOBS:-2}
+# Compiler cache shared by every clone on this machine (CI builds a fresh clone).
+export CCACHE_DIR=${CCACHE_DIR:-/var/cache/booster/ccache}
+export CCACHE_BASEDIR=$ROOT CCACHE_NOHASHDIR=1 CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-5G}
+mkdir -p "$CCACHE_DIR"
 WERROR=OFF
 if [[ ${CI:-} == true ]]; then WERROR=ON; fi
 SUMMARY=$(mktemp)
