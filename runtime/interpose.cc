@@ -518,13 +518,13 @@ inline void MaybeOpenControl() {
 // Thread start.
 
 struct StartSlot {
-  std::atomic<bool> busy;
   ThreadStart fn;
   void* arg;
-  bool place;
   cpu_set_t cpus;
-  int numa_mode;  // -1: leave the inherited policy
   unsigned long nodemask[kNodeWords];
+  int numa_mode;  // -1: leave the inherited policy
+  bool place;
+  std::atomic<bool> busy;
 };
 constexpr uint32_t kStartSlots = 128;
 StartSlot g_slots[kStartSlots];
