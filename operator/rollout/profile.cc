@@ -377,8 +377,8 @@ void ParseTuning(const Json& j, Tuning& out, Errors& errors) {
     const std::string sp = Path(p, "sysctls");
     if (!s->is_object()) {
       errors.Add(sp, "must be a map of sysctl name to value");
-    } else if (s->size() > 32) {
-      errors.Add(sp, "must have at most 32 entries");
+    } else if (s->size() > 16) {
+      errors.Add(sp, "must have at most 16 entries");
     } else {
       for (auto it = s->begin(); it != s->end(); ++it) {
         const std::string kp = absl::StrCat(sp, "[", it.key(), "]");

@@ -1,6 +1,7 @@
 #include "operator/rollout/state_machine.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <functional>
 #include <random>
 #include <string>
@@ -67,6 +68,12 @@ class Sim {
   const std::vector<Action>& events() const { return events_; }
   RolloutStatus status() const { return ParseProfile(profile_)->status; }
   Phase phase() const { return status().phase; }
+  // A copy: status() is a temporary.
+  Condition Cond(const char* type) const {
+    RolloutStatus s = status();
+    const Condition* c = FindCondition(s.conditions, type);
+    return c == nullptr ? Condition{"<absent>"} : *c;
+  }
 
   void SetAnnotation(const std::string& key, const std::string& value) {
     profile_["metadata"]["annotations"][key] = value;
@@ -341,10 +348,9 @@ TEST(ReconcileTest, MissingTargetWaitsInPending) {
   TimeVerdictSource verdicts;
   Plan p = sim.Step(verdicts);
   EXPECT_EQ(sim.phase(), Phase::kPending);
-  const Condition* found = FindCondition(sim.status().conditions, kConditionTargetFound);
-  ASSERT_NE(found, nullptr);
-  EXPECT_EQ(found->status, "False");
-  EXPECT_THAT(found->message, HasSubstr("Deployment web not found in namespace shop"));
+  const Condition found = sim.Cond(kConditionTargetFound);
+  EXPECT_EQ(found.status, "False");
+  EXPECT_THAT(found.message, HasSubstr("Deployment web not found in namespace shop"));
   ASSERT_NE(Find(p, ActionType::kRequeueAfter), nullptr);
   EXPECT_EQ(Find(p, ActionType::kRequeueAfter)->delay, absl::Seconds(30));
 }
@@ -581,10 +587,9 @@ TEST(ReconcileTest, TargetEditedMidRolloutRollsBackWithACondition) {
   sim.target()["spec"]["template"]["spec"]["containers"][0]["image"] = "web:2";
   sim.Step(verdicts);
   EXPECT_EQ(sim.phase(), Phase::kRollingBack);
-  const Condition* c = FindCondition(sim.status().conditions, kConditionTargetModified);
-  ASSERT_NE(c, nullptr);
-  EXPECT_EQ(c->status, "True");
-  EXPECT_THAT(c->message, HasSubstr("changed by someone else"));
+  const Condition c = sim.Cond(kConditionTargetModified);
+  EXPECT_EQ(c.status, "True");
+  EXPECT_THAT(c.message, HasSubstr("changed by someone else"));
   Drive(sim, verdicts, [&] { return sim.phase() == Phase::kRolledBack; });
   // The user's edit stays.
   EXPECT_EQ(sim.target()["spec"]["template"]["spec"]["containers"][0]["image"], "web:2");
@@ -616,7 +621,7 @@ TEST(ReconcileTest, TargetDeletedMidRolloutFailsAndDeletesTheCanary) {
   EXPECT_EQ(sim.status().last_transition->reason, "TargetDeleted");
   EXPECT_TRUE(Has(p, ActionType::kDeleteCanary));
   EXPECT_TRUE(sim.canary().is_null());
-  EXPECT_EQ(FindCondition(sim.status().conditions, kConditionTargetFound)->status, "False");
+  EXPECT_EQ(sim.Cond(kConditionTargetFound).status, "False");
 }
 
 TEST(ReconcileTest, TargetRecreatedUnderTheSameNameIsNotTouched) {
@@ -628,7 +633,7 @@ TEST(ReconcileTest, TargetRecreatedUnderTheSameNameIsNotTouched) {
   EXPECT_EQ(sim.phase(), Phase::kFailed);
   EXPECT_FALSE(Has(p, ActionType::kScaleTarget));
   EXPECT_FALSE(Has(p, ActionType::kRestoreTemplate));
-  EXPECT_EQ(FindCondition(sim.status().conditions, kConditionTargetFound)->reason, "Replaced");
+  EXPECT_EQ(sim.Cond(kConditionTargetFound).reason, "Replaced");
 }
 
 // --- HPA policies --------------------------------------------------------------------------
@@ -698,10 +703,9 @@ TEST(ReconcileTest, InvalidSpecFailsBeforeAnythingIsTouched) {
   TimeVerdictSource verdicts;
   Plan p = sim.Step(verdicts);
   EXPECT_EQ(sim.phase(), Phase::kFailed);
-  const Condition* c = FindCondition(sim.status().conditions, kConditionInvalidSpec);
-  ASSERT_NE(c, nullptr);
-  EXPECT_EQ(c->status, "True");
-  EXPECT_THAT(c->message, HasSubstr("vm.swappiness"));
+  const Condition c = sim.Cond(kConditionInvalidSpec);
+  EXPECT_EQ(c.status, "True");
+  EXPECT_THAT(c.message, HasSubstr("vm.swappiness"));
   for (const Action& a : p.actions) {
     EXPECT_TRUE(a.type == ActionType::kRecordEvent || a.type == ActionType::kRequeueAfter)
         << DescribeAction(a);
@@ -1029,7 +1033,7 @@ std::vector<int> RandomSteps(std::mt19937& rng) {
 TEST(ReconcilePropertyTest, ReplicasNeverExceedNorDriftAcrossCrashes) {
   std::mt19937 rng(20261129);
   int promoted = 0, rolled_back = 0, crashes = 0;
-  for (int scenario = 0; scenario < 150; ++scenario) {
+  for (int scenario = 0; scenario < 120; ++scenario) {
     std::uniform_int_distribution<int32_t> nd(0, 25);
     const int32_t n = nd(rng);
     Json spec = SpecJson();
@@ -1049,17 +1053,16 @@ TEST(ReconcilePropertyTest, ReplicasNeverExceedNorDriftAcrossCrashes) {
         break;
       }
       double r = u(rng);
-      verdicts.Push(MakeVerdict(r < 0.5    ? VerdictKind::kWait
-                                : r < 0.9  ? VerdictKind::kPass
+      verdicts.Push(MakeVerdict(r < 0.3    ? VerdictKind::kWait
+                                : r < 0.88 ? VerdictKind::kPass
                                 : r < 0.97 ? VerdictKind::kInconclusive
                                            : VerdictKind::kFail));
-      if (i > 250 && paused) {  // let every scenario finish
+      if (paused && (i > 250 || u(rng) < 0.2)) {  // short pauses; every scenario finishes
         sim.RemoveAnnotation(kAnnotationPaused);
         paused = false;
-      } else if (u(rng) < 0.04) {
-        paused = !paused;
-        paused ? sim.SetAnnotation(kAnnotationPaused, "true")
-               : sim.RemoveAnnotation(kAnnotationPaused);
+      } else if (!paused && u(rng) < 0.03) {
+        paused = true;
+        sim.SetAnnotation(kAnnotationPaused, "true");
       }
       if (u(rng) < 0.005) sim.SetAnnotation(kAnnotationAbort, absl::StrCat(++token));
       if (u(rng) < 0.005) sim.SetAnnotation(kAnnotationPromoteNow, absl::StrCat(++token));
@@ -1103,7 +1106,9 @@ TEST(ReconcilePropertyTest, ReplicasNeverExceedNorDriftAcrossCrashes) {
   // The generator exercises both endings and many crashes.
   EXPECT_GT(promoted, 20);
   EXPECT_GT(rolled_back, 20);
-  EXPECT_GT(crashes, 500);
+  EXPECT_GT(crashes, 300);
+  std::printf("property: %d promoted, %d rolled back, %d crashed reconciles\n", promoted,
+              rolled_back, crashes);
 }
 
 // A crash after the status write and before any action: the next reconcile, from the

@@ -1,0 +1,281 @@
+#!/usr/bin/env python3
+"""Checks crds/boosterprofile.yaml.
+
+Offline (always): the structural-schema rules the API server enforces on a CRD (every
+node typed, no `properties` next to `additionalProperties`, required fields declared,
+defaults and enums of the node's type, printer columns pointing at schema fields), and
+that every example and every testdata profile matches the schema's types, enums, ranges
+and patterns. CEL rules are not evaluated offline.
+
+With --cluster (KUBECONFIG must point at a cluster): applies the CRD, then
+  - examples/*.yaml must pass a server-side dry run,
+  - crds/testdata/invalid/*.yaml must be rejected, with the text of their '# expect:' line,
+  - crds/testdata/semantic/*.yaml must be accepted (the operator rejects them instead),
+and creates the examples in a scratch namespace to show the printer columns and defaults.
+
+  crds/check.py                 # offline
+  crds/check.py --cluster       # also against the API server
+"""
+import argparse
+import glob
+import os
+import re
+import subprocess
+import sys
+
+import yaml
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CRD = os.path.join(ROOT, "crds", "boosterprofile.yaml")
+
+problems = []
+
+
+def problem(msg):
+    problems.append(msg)
+    print("FAIL " + msg)
+
+
+def walk(node, path):
+    """Structural-schema rules, after apiextensions' structural validation."""
+    if not isinstance(node, dict):
+        problem(f"{path}: schema node is not a map")
+        return
+    typed = ("type" in node or node.get("x-kubernetes-int-or-string")
+             or node.get("x-kubernetes-preserve-unknown-fields"))
+    if not typed:
+        problem(f"{path}: no type")
+    if "properties" in node and "additionalProperties" in node:
+        problem(f"{path}: properties and additionalProperties together")
+    if node.get("x-kubernetes-int-or-string") and "type" in node:
+        problem(f"{path}: int-or-string must not set type")
+    for req in node.get("required", []):
+        if req not in node.get("properties", {}):
+            problem(f"{path}: required field {req} not declared")
+    t = node.get("type")
+    for value in node.get("enum", []):
+        if not matches_type(value, t):
+            problem(f"{path}: enum value {value!r} is not a {t}")
+    if "default" in node:
+        errs = []
+        validate(node["default"], node, path + ".default", errs)
+        for e in errs:
+            problem(f"{path}: default does not validate: {e}")
+    for rule in node.get("x-kubernetes-validations", []):
+        if "rule" not in rule or "message" not in rule:
+            problem(f"{path}: a CEL rule needs rule and message")
+    for key, child in node.get("properties", {}).items():
+        walk(child, f"{path}.{key}")
+    if isinstance(node.get("additionalProperties"), dict):
+        walk(node["additionalProperties"], f"{path}[*]")
+    if "items" in node:
+        walk(node["items"], f"{path}[]")
+    if t == "array" and "items" not in node:
+        problem(f"{path}: array without items")
+
+
+def matches_type(value, t):
+    return {
+        "string": isinstance(value, str),
+        "integer": isinstance(value, int) and not isinstance(value, bool),
+        "number": isinstance(value, (int, float)) and not isinstance(value, bool),
+        "boolean": isinstance(value, bool),
+        "object": isinstance(value, dict),
+        "array": isinstance(value, list),
+    }.get(t, True)
+
+
+def validate(value, schema, path, errs):
+    """The OpenAPI subset the CRD uses: type, enum, min/max, lengths, pattern, required."""
+    if schema.get("x-kubernetes-int-or-string"):
+        if not (isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))):
+            errs.append(f"{path}: must be an integer or a string")
+        return
+    t = schema.get("type")
+    if t and not matches_type(value, t):
+        errs.append(f"{path}: {value!r} is not a {t}")
+        return
+    if "enum" in schema and value not in schema["enum"]:
+        errs.append(f"{path}: {value!r} not in {schema['enum']}")
+    if "minimum" in schema and value < schema["minimum"]:
+        errs.append(f"{path}: {value} < {schema['minimum']}")
+    if "maximum" in schema and value > schema["maximum"]:
+        errs.append(f"{path}: {value} > {schema['maximum']}")
+    if t == "string":
+        if "pattern" in schema and not re.search(schema["pattern"], value):
+            errs.append(f"{path}: {value!r} does not match {schema['pattern']}")
+        if "maxLength" in schema and len(value) > schema["maxLength"]:
+            errs.append(f"{path}: longer than {schema['maxLength']}")
+        if "minLength" in schema and len(value) < schema["minLength"]:
+            errs.append(f"{path}: shorter than {schema['minLength']}")
+    if t == "array":
+        if "maxItems" in schema and len(value) > schema["maxItems"]:
+            errs.append(f"{path}: more than {schema['maxItems']} items")
+        if "minItems" in schema and len(value) < schema["minItems"]:
+            errs.append(f"{path}: fewer than {schema['minItems']} items")
+        for i, v in enumerate(value):
+            validate(v, schema.get("items", {}), f"{path}[{i}]", errs)
+    if t == "object":
+        for req in schema.get("required", []):
+            if req not in value:
+                errs.append(f"{path}.{req}: required")
+        props = schema.get("properties", {})
+        extra = schema.get("additionalProperties")
+        if "maxProperties" in schema and len(value) > schema["maxProperties"]:
+            errs.append(f"{path}: more than {schema['maxProperties']} entries")
+        for k, v in value.items():
+            if k in props:
+                validate(v, props[k], f"{path}.{k}", errs)
+            elif isinstance(extra, dict):
+                validate(v, extra, f"{path}[{k}]", errs)
+            elif path != "" and not schema.get("x-kubernetes-preserve-unknown-fields"):
+                errs.append(f"{path}.{k}: unknown field (the API server would prune it)")
+
+
+def schema_has(schema, json_path):
+    node = schema
+    for part in json_path.strip(".").split("."):
+        props = node.get("properties", {})
+        if part not in props:
+            return part == "creationTimestamp"  # metadata is the server's
+        node = props[part]
+    return True
+
+
+def offline():
+    with open(CRD) as f:
+        crd = yaml.safe_load(f)
+    spec = crd["spec"]
+    if spec["group"] != "booster.dev" or spec["scope"] != "Namespaced":
+        problem("group/scope")
+    if "bp" not in spec["names"].get("shortNames", []):
+        problem("short name bp missing")
+    if crd["metadata"]["name"] != f"{spec['names']['plural']}.{spec['group']}":
+        problem("metadata.name must be <plural>.<group>")
+    versions = spec["versions"]
+    if sum(1 for v in versions if v.get("storage")) != 1:
+        problem("exactly one storage version")
+    v = versions[0]
+    schema = v["schema"]["openAPIV3Schema"]
+    walk(schema, "schema")
+    if v.get("subresources", {}).get("status") != {}:
+        problem("status subresource missing")
+    cols = {c["name"]: c for c in v.get("additionalPrinterColumns", [])}
+    for want in ("Target", "Phase", "Weight", "Step", "Age"):
+        if want not in cols:
+            problem(f"printer column {want} missing")
+    for c in cols.values():
+        if not schema_has(schema, c["jsonPath"]):
+            problem(f"printer column {c['name']}: {c['jsonPath']} not in the schema")
+    phases = schema["properties"]["status"]["properties"]["phase"]["enum"]
+    want_phases = ["Pending", "Enrolling", "Progressing", "Paused", "Promoting", "Promoted",
+                   "RollingBack", "RolledBack", "Failed"]
+    if phases != want_phases:
+        problem(f"status.phase enum {phases}")
+    checked = 0
+    for f in sorted(glob.glob(os.path.join(ROOT, "examples", "*.yaml")) +
+                    glob.glob(os.path.join(ROOT, "crds", "testdata", "semantic", "*.yaml"))):
+        with open(f) as fh:
+            doc = yaml.safe_load(fh)
+        errs = []
+        validate(doc, schema, "", errs)
+        for e in errs:
+            problem(f"{os.path.relpath(f, ROOT)}: {e}")
+        checked += 1
+    print(f"offline: CRD structure checked, {checked} valid profiles match the schema")
+    return crd
+
+
+def kubectl(*args, stdin=None):
+    return subprocess.run(["kubectl", *args], input=stdin, capture_output=True, text=True,
+                          timeout=60)
+
+
+def cluster(namespace):
+    r = kubectl("apply", "--server-side", "--force-conflicts", "-f", CRD)
+    if r.returncode != 0:
+        problem(f"kubectl apply CRD: {r.stderr.strip()}")
+        return
+    print(r.stdout.strip())
+    r = kubectl("wait", "--for=condition=Established", "--timeout=30s",
+                "crd/boosterprofiles.booster.dev")
+    if r.returncode != 0:
+        problem(f"CRD not established: {r.stderr.strip()}")
+        return
+    kubectl("create", "namespace", namespace)
+    for f in sorted(glob.glob(os.path.join(ROOT, "examples", "*.yaml")) +
+                    glob.glob(os.path.join(ROOT, "crds", "testdata", "semantic", "*.yaml"))):
+        r = kubectl("apply", "--dry-run=server", "-n", namespace, "-f", f)
+        rel = os.path.relpath(f, ROOT)
+        if r.returncode != 0:
+            problem(f"{rel} rejected: {r.stderr.strip()}")
+        else:
+            print(f"ok   accepted  {rel}")
+    for f in sorted(glob.glob(os.path.join(ROOT, "crds", "testdata", "invalid", "*.yaml"))):
+        rel = os.path.relpath(f, ROOT)
+        with open(f) as fh:
+            expect = next((l[len("# expect: "):].strip() for l in fh
+                           if l.startswith("# expect: ")), None)
+        r = kubectl("apply", "--dry-run=server", "-n", namespace, "-f", f)
+        if r.returncode == 0:
+            problem(f"{rel} accepted by the API server")
+        elif expect and expect not in r.stderr:
+            problem(f"{rel}: message lacks {expect!r}: {r.stderr.strip()}")
+        else:
+            print(f"ok   rejected  {rel}: {r.stderr.strip()}")
+    # Real objects: defaults filled in by the server, printer columns.
+    for f in sorted(glob.glob(os.path.join(ROOT, "examples", "*.yaml"))):
+        r = kubectl("apply", "-n", namespace, "-f", f)
+        if r.returncode != 0:
+            problem(f"create {f}: {r.stderr.strip()}")
+    r = kubectl("get", "bp", "-n", namespace, "-o", "wide")
+    print(r.stdout.rstrip())
+    r = kubectl("get", "bp", "payments", "-n", namespace, "-o",
+                "jsonpath={.spec.rollout.progressDeadline} {.spec.rollout.analysis.mode} "
+                "{.spec.targetRef.apiVersion} {.spec.rollout.analysis.minSamples}")
+    print(f"server defaults on payments: {r.stdout}")
+    if r.stdout.split() != ["10m", "Time", "apps/v1", "10"]:
+        problem(f"defaults not applied as documented: {r.stdout!r}")
+    # targetRef is immutable.
+    r = kubectl("patch", "bp", "checkout", "-n", namespace, "--type=merge", "-p",
+                '{"spec":{"targetRef":{"name":"other"}}}')
+    if r.returncode == 0 or "immutable" not in r.stderr:
+        problem(f"targetRef change not refused: {r.stdout} {r.stderr}")
+    else:
+        print(f"ok   refused   targetRef change: {r.stderr.strip()}")
+    # Status goes through the subresource only.
+    r = kubectl("patch", "bp", "checkout", "-n", namespace, "--type=merge",
+                "--subresource=status", "-p",
+                '{"status":{"phase":"Progressing","currentStep":1,"canaryWeight":10}}')
+    if r.returncode != 0:
+        problem(f"status subresource patch: {r.stderr.strip()}")
+    r = kubectl("patch", "bp", "checkout", "-n", namespace, "--type=merge",
+                "--subresource=status", "-p", '{"status":{"phase":"Exploding"}}')
+    if r.returncode == 0:
+        problem("status.phase outside the enum accepted")
+    r = kubectl("get", "bp", "checkout", "-n", namespace)
+    print(r.stdout.rstrip())
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--cluster", action="store_true")
+    ap.add_argument("--namespace", default="booster-crd-check")
+    ap.add_argument("--keep", action="store_true", help="keep the scratch namespace")
+    args = ap.parse_args()
+    offline()
+    if args.cluster:
+        try:
+            cluster(args.namespace)
+        finally:
+            if not args.keep:
+                kubectl("delete", "namespace", args.namespace, "--wait=false")
+    if problems:
+        print(f"{len(problems)} problem(s)")
+        return 1
+    print("all checks passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,129 @@
+// The YAML a user applies, read as the API server would hand it to the operator: every
+// example in examples/ passes the operator's validation; every profile in
+// crds/testdata/invalid/ (which the API server rejects) is rejected by the operator too, so
+// the two rule sets agree; every profile in crds/testdata/semantic/ (which the API server
+// accepts) is rejected by the operator with the message its "# operator:" line names.
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "operator/rollout/profile.h"
+#include "yaml-cpp/yaml.h"
+
+namespace booster::rollout {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+// YAML 1.2 core schema, as the API server reads manifests: quoted scalars stay strings.
+Json ToJson(const YAML::Node& n) {
+  switch (n.Type()) {
+    case YAML::NodeType::Map: {
+      Json j = Json::object();
+      for (const auto& kv : n) j[kv.first.as<std::string>()] = ToJson(kv.second);
+      return j;
+    }
+    case YAML::NodeType::Sequence: {
+      Json j = Json::array();
+      for (const auto& e : n) j.push_back(ToJson(e));
+      return j;
+    }
+    case YAML::NodeType::Scalar: {
+      const std::string s = n.Scalar();
+      if (n.Tag() == "!") return s;
+      if (s == "true" || s == "false") return s == "true";
+      if (s == "null" || s == "~") return nullptr;
+      Json number = Json::parse(s, nullptr, /*allow_exceptions=*/false);
+      if (!number.is_discarded() && number.is_number()) return number;
+      return s;
+    }
+    default:
+      return nullptr;
+  }
+}
+
+fs::path Root() {
+  const char* dir = std::getenv("BOOSTER_SOURCE_DIR");
+  return dir != nullptr ? fs::path(dir) : fs::path(".");
+}
+
+std::vector<fs::path> Files(const fs::path& dir) {
+  std::vector<fs::path> out;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    if (e.path().extension() == ".yaml") out.push_back(e.path());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::string CommentValue(const fs::path& file, const std::string& prefix) {
+  std::ifstream in(file);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind(prefix, 0) == 0) return line.substr(prefix.size());
+  }
+  return "";
+}
+
+absl::StatusOr<Profile> Load(const fs::path& file) {
+  return ParseProfile(ToJson(YAML::LoadFile(file.string())));
+}
+
+TEST(ExamplesTest, EveryExamplePassesTheOperatorsValidation) {
+  std::vector<fs::path> files = Files(Root() / "examples");
+  ASSERT_GE(files.size(), 3u) << "run with BOOSTER_SOURCE_DIR set";
+  for (const fs::path& f : files) {
+    absl::StatusOr<Profile> p = Load(f);
+    ASSERT_TRUE(p.ok()) << f << ": " << p.status();
+    EXPECT_TRUE(p->spec.ok()) << f << ": " << p->spec.status();
+  }
+}
+
+TEST(ExamplesTest, ProfilesTheApiServerRejectsAreRejectedByTheOperatorToo) {
+  std::vector<fs::path> files = Files(Root() / "crds/testdata/invalid");
+  ASSERT_GE(files.size(), 10u);
+  for (const fs::path& f : files) {
+    ASSERT_FALSE(CommentValue(f, "# expect: ").empty()) << f << " has no '# expect:' line";
+    absl::StatusOr<Profile> p = Load(f);
+    ASSERT_TRUE(p.ok()) << f << ": " << p.status();
+    EXPECT_FALSE(p->spec.ok()) << f << " passes the operator's validation";
+  }
+}
+
+TEST(ExamplesTest, SemanticProblemsGetTheDocumentedMessage) {
+  std::vector<fs::path> files = Files(Root() / "crds/testdata/semantic");
+  ASSERT_GE(files.size(), 5u);
+  for (const fs::path& f : files) {
+    const std::string want = CommentValue(f, "# operator: ");
+    ASSERT_FALSE(want.empty()) << f << " has no '# operator:' line";
+    absl::StatusOr<Profile> p = Load(f);
+    ASSERT_TRUE(p.ok()) << f << ": " << p.status();
+    ASSERT_FALSE(p->spec.ok()) << f;
+    EXPECT_THAT(std::string(p->spec.status().message()), HasSubstr(want)) << f;
+  }
+}
+
+TEST(ExamplesTest, YamlScalarsFollowTheCoreSchema) {
+  Json j = ToJson(YAML::Load(R"(a: "4096"
+b: 4096
+c: true
+d: 2m
+e: [10, 50]
+f: '1')"));
+  EXPECT_EQ(j["a"], "4096");
+  EXPECT_EQ(j["b"], 4096);
+  EXPECT_EQ(j["c"], true);
+  EXPECT_EQ(j["d"], "2m");
+  EXPECT_EQ(j["e"], Json::parse("[10, 50]"));
+  EXPECT_EQ(j["f"], "1");
+}
+
+}  // namespace
+}  // namespace booster::rollout
