@@ -66,14 +66,16 @@ func main() {
 	rssBefore := rssKB()
 
 	factory := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithNamespace(*ns),
-		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = *selector }),
-		informers.WithTransform(func(obj any) (any, error) {
-			if a, ok := obj.(metav1.ObjectMetaAccessor); ok {
-				a.GetObjectMeta().SetManagedFields(nil)
-			}
-			return obj, nil
-		}))
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = *selector }))
 	inf := factory.Core().V1().Pods().Informer()
+	if err := inf.SetTransform(func(obj any) (any, error) {
+		if a, ok := obj.(metav1.ObjectMetaAccessor); ok {
+			a.GetObjectMeta().SetManagedFields(nil)
+		}
+		return obj, nil
+	}); err != nil {
+		panic(err)
+	}
 
 	var mu sync.Mutex
 	var first, last time.Time
