@@ -153,7 +153,11 @@ TEST_F(KubeE2eTest, ConfigMapCrudPatchesAndPaging) {
   right.precondition_uid = JsonString(*created, "/metadata/uid");
   right.propagation_policy = "Foreground";
   ASSERT_TRUE(client_->Delete(kConfigMaps, ns(), "a", right).ok());
-  EXPECT_TRUE(absl::IsNotFound(client_->Get(kConfigMaps, ns(), "a").status()));
+  // Foreground deletion: the garbage collector removes the object once it has no
+  // dependents, a moment later.
+  EXPECT_TRUE(Eventually([&] {
+    return absl::IsNotFound(client_->Get(kConfigMaps, ns(), "a").status());
+  }));
   EXPECT_TRUE(absl::IsNotFound(client_->Delete(kConfigMaps, ns(), "a")));
 }
 
