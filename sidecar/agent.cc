@@ -87,8 +87,8 @@ absl::Status Agent::ApplyDirective(const Directive& d, AppliedStatus* status) {
   if (d.placement) {
     if (absl::Status s = appliers.SetAffinity(targets_, plan->cpus); !s.ok()) return s;
     placed_ = targets_;
-    status->applied.push_back(absl::StrCat("affinity of ", targets_.size(), " processes -> ",
-                                           FormatCpuList(plan->cpus)));
+    status->applied.push_back(
+        absl::StrCat("affinity of ", targets_.size(), " processes -> ", FormatCpuList(plan->cpus)));
   }
   if (d.migrate_memory && !plan->memory_nodes.empty()) {
     if (absl::Status s = appliers.MigrateMemory(targets_, plan->memory_nodes); !s.ok()) return s;
@@ -104,8 +104,8 @@ absl::Status Agent::ApplyDirective(const Directive& d, AppliedStatus* status) {
       return absl::FailedPreconditionError("runtime settings need --control-file");
     }
     booster_control page = d.page;
-    page.cpu_count = static_cast<uint32_t>(
-        std::min<size_t>(plan->cpu_order.size(), BOOSTER_CONTROL_MAX_CPUS));
+    page.cpu_count =
+        static_cast<uint32_t>(std::min<size_t>(plan->cpu_order.size(), BOOSTER_CONTROL_MAX_CPUS));
     for (uint32_t i = 0; i < page.cpu_count; ++i) {
       page.cpus[i] = static_cast<uint16_t>(plan->cpu_order[i]);
     }
@@ -131,8 +131,8 @@ void Agent::HandleDirective(const Directive& d) {
   }
   if (!reverted.ok()) {
     status.ok = false;
-    status.failed.push_back(absl::StrCat("previous changes could not be reverted: ",
-                                         reverted.ToString()));
+    status.failed.push_back(
+        absl::StrCat("previous changes could not be reverted: ", reverted.ToString()));
   } else if (d.action == Directive::Action::kApply) {
     absl::Status s = ApplyDirective(d, &status);
     if (s.ok()) {
@@ -214,8 +214,8 @@ void Agent::CloseWindow() {
         body.ok() ? ParsePrometheusText(*body) : absl::StatusOr<PromScrape>(body.status());
     if (scrape.ok()) {
       if (last_scrape_.has_value()) {
-        r.app = ComputeWindow(*last_scrape_, *scrape,
-                              absl::ToDoubleSeconds(now - last_scrape_time_));
+        r.app =
+            ComputeWindow(*last_scrape_, *scrape, absl::ToDoubleSeconds(now - last_scrape_time_));
       } else {
         r.app_error = "first scrape: no window yet";
       }
@@ -264,9 +264,9 @@ absl::Status Agent::Run(const std::atomic<bool>& stop) {
   hello.pod = config_.pod;
   hello.arm = arm_;
   hello.agent_version = "0.1.0";
-  hello.topology_summary = absl::StrCat(topology_->Cpus().size(), " CPUs, ",
-                                        topology_->cores.size(), " cores, ",
-                                        topology_->numa_nodes.size(), " NUMA nodes");
+  hello.topology_summary =
+      absl::StrCat(topology_->Cpus().size(), " CPUs, ", topology_->cores.size(), " cores, ",
+                   topology_->numa_nodes.size(), " NUMA nodes");
   reporter_->Hello(hello);
   if (!config_.app_metrics_url.empty()) {
     absl::StatusOr<std::string> body = HttpGet(config_.app_metrics_url, absl::Seconds(2));

@@ -31,8 +31,8 @@ namespace booster::agent {
 struct AgentConfig {
   std::string pod = "unknown";
   TargetSelector selector;
-  std::string journal_path;   // on the pod's shared volume
-  std::string control_path;   // the libbooster.so control page
+  std::string journal_path;     // on the pod's shared volume
+  std::string control_path;     // the libbooster.so control page
   std::string app_metrics_url;  // empty: do not scrape the application
   absl::Duration tick = absl::Seconds(1);
   absl::Duration window = absl::Seconds(10);

@@ -170,22 +170,14 @@ class AgentIntegrationTest : public ::testing::Test {
   }
 
   pid_t StartAgent(bool with_directive) {
-    std::vector<std::string> args = {agent_bin_,
-                                     "run",
-                                     "--state-dir",
-                                     dir_,
-                                     "--target-cgroup",
-                                     name_,
-                                     "--netns",
-                                     "/run/netns/" + name_,
-                                     "--report-file",
-                                     dir_ + "/report.jsonl",
-                                     "--pod",
-                                     "it-pod",
-                                     "--tick",
-                                     "0.1",
-                                     "--window",
-                                     "0.5"};
+    std::vector<std::string> args = {agent_bin_,        "run",
+                                     "--state-dir",     dir_,
+                                     "--target-cgroup", name_,
+                                     "--netns",         "/run/netns/" + name_,
+                                     "--report-file",   dir_ + "/report.jsonl",
+                                     "--pod",           "it-pod",
+                                     "--tick",          "0.1",
+                                     "--window",        "0.5"};
     if (with_directive) {
       args.push_back("--directive-file");
       args.push_back(dir_ + "/directive");
@@ -244,7 +236,9 @@ TEST_F(AgentIntegrationTest, AppliesThenRestoresOnSigtermAndAfterSigkillRestart)
   ASSERT_TRUE(WriteFileAtomically(dir_ + "/directive",
                                   absl::StrCat("generation = 1\naction = apply\narm = canary\n"
                                                "placement = true\n"
-                                               "sysctl.net.core.somaxconn = ", somaxconn_new, "\n"
+                                               "sysctl.net.core.somaxconn = ",
+                                               somaxconn_new,
+                                               "\n"
                                                "sysctl.net.ipv4.tcp_fin_timeout = 17\n"
                                                "sysctl.net.ipv4.ip_local_port_range = 20000 40000\n"
                                                "runtime.listen_backlog = 4096\n"
@@ -253,8 +247,9 @@ TEST_F(AgentIntegrationTest, AppliesThenRestoresOnSigtermAndAfterSigkillRestart)
 
   // ---- apply -----------------------------------------------------------------------
   agent_ = StartAgent(true);
-  ASSERT_TRUE(WaitFor([&] { return CountReportLines({"\"action\":\"apply\"", "\"ok\":true"}) == 1; }))
-      << *ReadFile(dir_ + "/report.jsonl");
+  ASSERT_TRUE(WaitFor([&] {
+    return CountReportLines({"\"action\":\"apply\"", "\"ok\":true"}) == 1;
+  })) << *ReadFile(dir_ + "/report.jsonl");
   std::vector<int> plan = PlannedCpus();
   ASSERT_EQ(plan.size(), 1u) << "0.5-core quota should give one CPU";
   for (const auto& [tid, mask] : ThreadAffinities(workload_)) {
@@ -276,7 +271,9 @@ TEST_F(AgentIntegrationTest, AppliesThenRestoresOnSigtermAndAfterSigkillRestart)
     EXPECT_EQ(page->cpus[0], plan[0]);
   }
   // The window reports measure the workload in its cgroup.
-  ASSERT_TRUE(WaitFor([&] { return CountReportLines({"\"type\":\"report\"", "\"processes\":1"}) >= 1; }));
+  ASSERT_TRUE(WaitFor([&] {
+    return CountReportLines({"\"type\":\"report\"", "\"processes\":1"}) >= 1;
+  }));
 
   // ---- SIGTERM: everything back ------------------------------------------------------
   kill(agent_, SIGTERM);
@@ -299,7 +296,9 @@ TEST_F(AgentIntegrationTest, AppliesThenRestoresOnSigtermAndAfterSigkillRestart)
 
   // ---- SIGKILL mid-flight, then a restart reverts ---------------------------------------
   agent_ = StartAgent(true);
-  ASSERT_TRUE(WaitFor([&] { return CountReportLines({"\"action\":\"apply\"", "\"ok\":true"}) == 2; }));
+  ASSERT_TRUE(WaitFor([&] {
+    return CountReportLines({"\"action\":\"apply\"", "\"ok\":true"}) == 2;
+  }));
   ASSERT_EQ(NetnsSysctl("net.core.somaxconn"), somaxconn_new);
   kill(agent_, SIGKILL);
   waitpid(agent_, nullptr, 0);
@@ -310,8 +309,9 @@ TEST_F(AgentIntegrationTest, AppliesThenRestoresOnSigtermAndAfterSigkillRestart)
   EXPECT_FALSE(Journal::Open(dir_ + "/agent.journal")->empty());
 
   agent_ = StartAgent(false);  // no directive: it only recovers, then observes
-  ASSERT_TRUE(WaitFor([&] { return CountReportLines({"\"action\":\"recover\"", "\"ok\":true"}) == 1; }))
-      << *ReadFile(dir_ + "/report.jsonl");
+  ASSERT_TRUE(WaitFor([&] {
+    return CountReportLines({"\"action\":\"recover\"", "\"ok\":true"}) == 1;
+  })) << *ReadFile(dir_ + "/report.jsonl");
   EXPECT_EQ(ThreadAffinities(workload_), threads_before);
   EXPECT_EQ(NetnsSysctl("net.core.somaxconn"), somaxconn_before);
   EXPECT_EQ(NetnsSysctl("net.ipv4.tcp_fin_timeout"), fin_before);

@@ -92,8 +92,9 @@ class AgentTest : public ::testing::Test {
     std::system(("rm -rf " + dir_).c_str());
   }
   Directive Apply(int64_t gen) {
-    Directive d = *ParseDirective("action = apply\narm = canary\nplacement = true\n"
-                                  "runtime.listen_backlog = 1024\n");
+    Directive d = *ParseDirective(
+        "action = apply\narm = canary\nplacement = true\n"
+        "runtime.listen_backlog = 1024\n");
     d.generation = gen;
     d.policy.max_cpus = 1;  // the child has no quota: ask for one CPU so affinity changes
     return d;
@@ -122,8 +123,8 @@ TEST_F(AgentTest, AppliesReportsRollsBackAndRevertsOnStop) {
   // apply(1); revert before rollback; rollback(2); apply(3); shutdown revert.
   std::vector<std::string> actions;
   for (const AppliedStatus& s : reporter.applied) actions.push_back(s.action);
-  EXPECT_THAT(actions, ElementsAre("apply", "revert-before-rollback", "rollback", "apply",
-                                   "shutdown"));
+  EXPECT_THAT(actions,
+              ElementsAre("apply", "revert-before-rollback", "rollback", "apply", "shutdown"));
   ASSERT_TRUE(reporter.applied[0].ok) << reporter.applied[0].failed.front();
   ASSERT_TRUE(reporter.applied[0].plan.has_value());
   EXPECT_EQ(reporter.applied[0].plan->cpus.size(), 1u);

@@ -82,7 +82,7 @@ absl::StatusOr<std::string> ReadSysctl(const std::string& key) {
 }
 
 absl::StatusOr<uint64_t> NamespaceInode(const std::string& kind) {
-  struct stat st{};
+  struct stat st {};
   std::string path = "/proc/self/ns/" + kind;
   if (stat(path.c_str(), &st) != 0) return ErrnoStatus(errno, "stat " + path);
   return static_cast<uint64_t>(st.st_ino);
@@ -96,9 +96,8 @@ absl::Status Appliers::SetAffinity(const std::vector<int>& pids, const std::vect
     if (!pstart.ok()) continue;  // exited
     absl::StatusOr<std::vector<int>> pmask = GetAffinity(pid);
     if (!pmask.ok()) continue;
-    std::vector<JournalEntry> entries = {{"affinity-process",
-                                          {absl::StrCat(pid), absl::StrCat(*pstart),
-                                           FormatCpuList(*pmask)}}};
+    std::vector<JournalEntry> entries = {
+        {"affinity-process", {absl::StrCat(pid), absl::StrCat(*pstart), FormatCpuList(*pmask)}}};
     // Threads started while we work inherit either mask; loop until none is new.
     for (int pass = 0; pass < 10; ++pass) {
       std::vector<std::pair<int, std::vector<int>>> todo;
@@ -107,9 +106,9 @@ absl::Status Appliers::SetAffinity(const std::vector<int>& pids, const std::vect
         absl::StatusOr<uint64_t> tstart = StartTime(proc_root_, pid, tid);
         absl::StatusOr<std::vector<int>> mask = GetAffinity(tid);
         if (!tstart.ok() || !mask.ok()) continue;
-        entries.push_back({"affinity", {absl::StrCat(pid), absl::StrCat(*pstart),
-                                        absl::StrCat(tid), absl::StrCat(*tstart),
-                                        FormatCpuList(*mask)}});
+        entries.push_back({"affinity",
+                           {absl::StrCat(pid), absl::StrCat(*pstart), absl::StrCat(tid),
+                            absl::StrCat(*tstart), FormatCpuList(*mask)}});
         todo.emplace_back(tid, *mask);
       }
       if (todo.empty()) break;
@@ -140,8 +139,9 @@ absl::Status Appliers::MigrateMemory(const std::vector<int>& pids, const std::ve
       }
     }
     if (from.empty()) continue;  // all memory already on the chosen nodes
-    if (absl::Status s = journal_->Append({{"numa", {absl::StrCat(pid), absl::StrCat(*pstart),
-                                                     FormatCpuList(from), FormatCpuList(nodes)}}});
+    if (absl::Status s = journal_->Append({{"numa",
+                                            {absl::StrCat(pid), absl::StrCat(*pstart),
+                                             FormatCpuList(from), FormatCpuList(nodes)}}});
         !s.ok()) {
       return s;
     }
@@ -254,9 +254,9 @@ absl::Status Appliers::RevertOne(const JournalEntry& e, const std::vector<Journa
     absl::StatusOr<uint64_t> ns = NamespaceInode(f[0]);
     if (!ns.ok()) return ns.status();
     if (absl::StrCat(*ns) != f[1]) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "sysctl ", f[2], " was changed in ", f[0], " namespace ", f[1], " but this agent runs in ",
-          *ns, "; not restoring it here"));
+      return absl::FailedPreconditionError(
+          absl::StrCat("sysctl ", f[2], " was changed in ", f[0], " namespace ", f[1],
+                       " but this agent runs in ", *ns, "; not restoring it here"));
     }
     if (absl::Status s = CheckSysctl(f[2]); !s.ok()) return s;
     absl::Status s = WriteExisting(SysctlPath(f[2]), f[3]);

@@ -3,10 +3,10 @@
 // agent_integration_test.
 #include "sidecar/appliers.h"
 
+#include <dirent.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
-#include <dirent.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -168,7 +168,7 @@ TEST_F(AppliersTest, ControlPageIsPublishedInPlaceAndRestored) {
     page.features = BOOSTER_FEATURE_TCP_NODELAY;
     (*f)->Publish(page);
   }
-  struct stat before{};
+  struct stat before {};
   ASSERT_EQ(stat(path.c_str(), &before), 0);
   EXPECT_EQ(before.st_size, static_cast<off_t>(BOOSTER_CONTROL_FILE_SIZE));
   // A reader mapping taken before the change sees the change: same inode.
@@ -191,7 +191,7 @@ TEST_F(AppliersTest, ControlPageIsPublishedInPlaceAndRestored) {
   EXPECT_EQ(seen->features, page.features);
   EXPECT_EQ(seen->listen_backlog, 4096);
   EXPECT_EQ(seen->generation, gen0 + 2);
-  struct stat after{};
+  struct stat after {};
   ASSERT_EQ(stat(path.c_str(), &after), 0);
   EXPECT_EQ(after.st_ino, before.st_ino);
 

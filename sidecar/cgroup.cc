@@ -128,7 +128,8 @@ CgroupPaths ResolveCgroupPaths(const std::vector<CgroupMount>& mounts,
     }
     *on_v1 = false;
     if (controller == "cpu" && v2_entry != nullptr) out.cpu_is_root = v2_entry->path == "/";
-    if (v2_mount != nullptr && v2_entry != nullptr) return JoinCgroupPath(*v2_mount, v2_entry->path);
+    if (v2_mount != nullptr && v2_entry != nullptr)
+      return JoinCgroupPath(*v2_mount, v2_entry->path);
     return "";
   };
   bool cpu_v1 = false;

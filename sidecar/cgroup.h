@@ -12,7 +12,6 @@
 #include <cstdint>
 #include <optional>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -26,9 +25,9 @@ struct Limits {
   int64_t cfs_quota_us = -1;              // -1: no quota
   int64_t cfs_period_us = 0;
   std::optional<uint64_t> memory_limit_bytes;
-  std::vector<int> cpus;  // cpuset CPUs intersected with the process's affinity
-  std::vector<int> mems;  // cpuset memory nodes
-  int cgroup_version = 0; // 1, 2, or 0 when unknown (offline planning)
+  std::vector<int> cpus;   // cpuset CPUs intersected with the process's affinity
+  std::vector<int> mems;   // cpuset memory nodes
+  int cgroup_version = 0;  // 1, 2, or 0 when unknown (offline planning)
 };
 
 // One line of /proc/<pid>/cgroup.

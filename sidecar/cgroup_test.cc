@@ -75,7 +75,8 @@ TEST(CgroupTest, ParsesV1Limits) {
   EXPECT_FALSE(ParseCfsQuota("-1\n", "100000\n")->has_value());
   EXPECT_FALSE(ParseCfsQuota("x", "100000").ok());
 
-  absl::StatusOr<std::optional<uint64_t>> mem = ParseMemoryLimit(Fixture("v1_memory.limit_in_bytes"));
+  absl::StatusOr<std::optional<uint64_t>> mem =
+      ParseMemoryLimit(Fixture("v1_memory.limit_in_bytes"));
   ASSERT_TRUE(mem.ok());
   EXPECT_EQ(mem->value(), 268435456u);
   EXPECT_FALSE(ParseMemoryLimit(Fixture("v1_memory.limit_in_bytes.unlimited"))->has_value());

@@ -24,7 +24,7 @@ absl::StatusOr<std::unique_ptr<ControlFile>> ControlFile::Open(const std::string
     fd = open(path.c_str(), O_RDWR | O_CLOEXEC);
     if (fd < 0) return ErrnoStatus(errno, absl::StrCat("open control file ", path));
   }
-  struct stat st{};
+  struct stat st {};
   if (fstat(fd, &st) != 0 || (st.st_size < static_cast<off_t>(BOOSTER_CONTROL_FILE_SIZE) &&
                               ftruncate(fd, BOOSTER_CONTROL_FILE_SIZE) != 0)) {
     int err = errno;

@@ -34,8 +34,8 @@ absl::StatusOr<std::vector<int>> ParseCpuList(absl::string_view text) {
     int hi = 0;
     if (dash == absl::string_view::npos) {
       if (!ParseNumber(part, &lo)) {
-        return absl::InvalidArgumentError(absl::StrCat("bad CPU list \"", text, "\": \"", part,
-                                                       "\" is not a number"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("bad CPU list \"", text, "\": \"", part, "\" is not a number"));
       }
       hi = lo;
     } else if (!ParseNumber(part.substr(0, dash), &lo) ||

@@ -7,7 +7,6 @@
 #define BOOSTER_SIDECAR_CPU_LIST_H_
 
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/status/statusor.h"

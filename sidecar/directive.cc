@@ -36,9 +36,12 @@ void SetFeature(booster_control* page, uint64_t bit, bool on) {
 
 const char* ActionName(Directive::Action a) {
   switch (a) {
-    case Directive::Action::kApply: return "apply";
-    case Directive::Action::kRollback: return "rollback";
-    case Directive::Action::kObserve: return "observe";
+    case Directive::Action::kApply:
+      return "apply";
+    case Directive::Action::kRollback:
+      return "rollback";
+    case Directive::Action::kObserve:
+      return "observe";
   }
   return "?";
 }
@@ -79,7 +82,8 @@ absl::StatusOr<Directive> ParseDirective(absl::string_view text) {
     } else if (key == "placement") {
       if (!ParseBool(value, &d.placement)) return bad("placement must be true or false");
     } else if (key == "cross_numa") {
-      if (!ParseBool(value, &d.policy.allow_cross_numa)) return bad("cross_numa must be true or false");
+      if (!ParseBool(value, &d.policy.allow_cross_numa))
+        return bad("cross_numa must be true or false");
     } else if (key == "migrate_memory") {
       if (!ParseBool(value, &d.migrate_memory)) return bad("migrate_memory must be true or false");
     } else if (key == "gomemlimit_fraction") {

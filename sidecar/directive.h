@@ -38,7 +38,7 @@ struct Directive {
   bool migrate_memory = false;
   PlacementPolicy policy;
   std::vector<std::pair<std::string, std::string>> sysctls;  // in file order
-  bool runtime = false;  // any runtime.* key: publish a control page
+  bool runtime = false;    // any runtime.* key: publish a control page
   booster_control page{};  // features and values; the CPU list is filled from the plan
 };
 

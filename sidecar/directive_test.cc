@@ -42,10 +42,10 @@ runtime.numa_mempolicy = bind
   EXPECT_THAT(d->sysctls, ElementsAre(Pair("net.core.somaxconn", "4096"),
                                       Pair("net.ipv4.ip_local_port_range", "1024 65000")));
   EXPECT_TRUE(d->runtime);
-  EXPECT_EQ(d->page.features, static_cast<uint64_t>(BOOSTER_FEATURE_LISTEN_BACKLOG |
-                                                    BOOSTER_FEATURE_TCP_NODELAY |
-                                                    BOOSTER_FEATURE_THREAD_PLACEMENT |
-                                                    BOOSTER_FEATURE_NUMA_MEMPOLICY));
+  EXPECT_EQ(
+      d->page.features,
+      static_cast<uint64_t>(BOOSTER_FEATURE_LISTEN_BACKLOG | BOOSTER_FEATURE_TCP_NODELAY |
+                            BOOSTER_FEATURE_THREAD_PLACEMENT | BOOSTER_FEATURE_NUMA_MEMPOLICY));
   EXPECT_EQ(d->page.listen_backlog, 4096);
   EXPECT_EQ(d->page.thread_mode, BOOSTER_THREADS_CONFINE);
   EXPECT_EQ(d->page.numa_mode, BOOSTER_NUMA_BIND);

@@ -64,8 +64,7 @@ absl::Status WriteExisting(const std::string& path, const std::string& contents)
   return absl::OkStatus();
 }
 
-absl::Status WriteFileAtomically(const std::string& path, const std::string& contents,
-                                 int mode) {
+absl::Status WriteFileAtomically(const std::string& path, const std::string& contents, int mode) {
   std::string tmp = absl::StrCat(path, ".tmp.", getpid());
   int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
   if (fd < 0) return ErrnoStatus(errno, absl::StrCat("create ", tmp));

@@ -138,8 +138,8 @@ absl::StatusOr<std::string> HttpGet(const std::string& url, absl::Duration timeo
       response.append(buf, static_cast<size_t>(n));
       if (response.size() > max_bytes) {
         freeaddrinfo(res);
-        return absl::ResourceExhaustedError(absl::StrCat(url, " answered more than ", max_bytes,
-                                                         " bytes"));
+        return absl::ResourceExhaustedError(
+            absl::StrCat(url, " answered more than ", max_bytes, " bytes"));
       }
     }
   }

@@ -13,8 +13,11 @@ absl::StatusOr<std::string> CopyInto(const std::string& src, const std::string& 
                                      const std::string& name) {
   absl::StatusOr<std::string> bytes = ReadFile(src);
   if (!bytes.ok()) return bytes.status();
-  if (bytes->size() < 4 || bytes->compare(0, 4, "\x7f" "ELF") != 0) {
-    return absl::InvalidArgumentError(absl::StrCat(src, " is not a shared library (no ELF header)"));
+  if (bytes->size() < 4 || bytes->compare(0, 4,
+                                          "\x7f"
+                                          "ELF") != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(src, " is not a shared library (no ELF header)"));
   }
   std::string dst = absl::StrCat(dir, "/", name);
   if (absl::Status s = WriteFileAtomically(dst, *bytes, 0755); !s.ok()) return s;
@@ -33,9 +36,10 @@ absl::StatusOr<std::string> AllocatorPath(const std::string& name, const std::st
 }
 
 absl::StatusOr<std::vector<std::string>> InstallRuntime(const InstallOptions& o) {
-  struct stat st{};
+  struct stat st {};
   if (stat(o.dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-    return absl::FailedPreconditionError(absl::StrCat(o.dir, " is not a directory (mount the "
+    return absl::FailedPreconditionError(absl::StrCat(o.dir,
+                                                      " is not a directory (mount the "
                                                       "shared volume there)"));
   }
   if (o.library.empty()) {

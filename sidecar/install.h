@@ -18,8 +18,8 @@ namespace booster::agent {
 
 struct InstallOptions {
   std::string dir;
-  std::string library;            // path of libbooster.so to copy
-  std::string allocator = "none"; // none, jemalloc, mimalloc, tcmalloc, or a path
+  std::string library;             // path of libbooster.so to copy
+  std::string allocator = "none";  // none, jemalloc, mimalloc, tcmalloc, or a path
   std::string allocator_dir = "/usr/lib/x86_64-linux-gnu";
 };
 

@@ -21,8 +21,14 @@ class InstallTest : public ::testing::Test {
     dir_ = mkdtemp(tmpl);
     mkdir((dir_ + "/vol").c_str(), 0755);
     mkdir((dir_ + "/alloc").c_str(), 0755);
-    ASSERT_TRUE(WriteFileAtomically(dir_ + "/libbooster.so", "\x7f" "ELF-lib").ok());
-    ASSERT_TRUE(WriteFileAtomically(dir_ + "/alloc/libjemalloc.so.2", "\x7f" "ELF-je").ok());
+    ASSERT_TRUE(WriteFileAtomically(dir_ + "/libbooster.so",
+                                    "\x7f"
+                                    "ELF-lib")
+                    .ok());
+    ASSERT_TRUE(WriteFileAtomically(dir_ + "/alloc/libjemalloc.so.2",
+                                    "\x7f"
+                                    "ELF-je")
+                    .ok());
   }
   void TearDown() override { std::system(("rm -rf " + dir_).c_str()); }
   std::string dir_;
@@ -33,9 +39,13 @@ TEST_F(InstallTest, CopiesLibraryAndAllocator) {
   absl::StatusOr<std::vector<std::string>> files = InstallRuntime(o);
   ASSERT_TRUE(files.ok()) << files.status();
   EXPECT_THAT(*files, ElementsAre(dir_ + "/vol/libbooster.so", dir_ + "/vol/libjemalloc.so.2"));
-  EXPECT_EQ(*ReadFile(dir_ + "/vol/libbooster.so"), "\x7f" "ELF-lib");
-  EXPECT_EQ(*ReadFile(dir_ + "/vol/libjemalloc.so.2"), "\x7f" "ELF-je");
-  struct stat st{};
+  EXPECT_EQ(*ReadFile(dir_ + "/vol/libbooster.so"),
+            "\x7f"
+            "ELF-lib");
+  EXPECT_EQ(*ReadFile(dir_ + "/vol/libjemalloc.so.2"),
+            "\x7f"
+            "ELF-je");
+  struct stat st {};
   ASSERT_EQ(stat((dir_ + "/vol/libbooster.so").c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0755u);
 }

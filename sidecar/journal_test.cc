@@ -19,8 +19,9 @@ std::string TempDir() {
 }
 
 TEST(JournalTest, EncodingRoundTripsAwkwardValues) {
-  JournalEntry e{"sysctl", {"net", "4026531840", "net.ipv4.tcp_rmem", "4096\t131072 6291456",
-                            "", "100%", "a b\nc"}};
+  JournalEntry e{
+      "sysctl",
+      {"net", "4026531840", "net.ipv4.tcp_rmem", "4096\t131072 6291456", "", "100%", "a b\nc"}};
   std::string line = EncodeJournalEntry(e);
   EXPECT_EQ(line.find('\n'), std::string::npos);
   EXPECT_EQ(line.find('\t'), std::string::npos);

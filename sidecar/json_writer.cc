@@ -12,11 +12,21 @@ std::string JsonQuote(absl::string_view s) {
   for (char ch : s) {
     auto c = static_cast<unsigned char>(ch);
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
         if (c < 0x20) {
           char buf[8];
@@ -49,11 +59,26 @@ void JsonWriter::Key(absl::string_view k) {
   after_key_ = true;
 }
 
-void JsonWriter::String(absl::string_view s) { Sep(); out_ += JsonQuote(s); }
-void JsonWriter::Int(int64_t v) { Sep(); absl::StrAppend(&out_, v); }
-void JsonWriter::Uint(uint64_t v) { Sep(); absl::StrAppend(&out_, v); }
-void JsonWriter::Bool(bool v) { Sep(); out_ += v ? "true" : "false"; }
-void JsonWriter::Null() { Sep(); out_ += "null"; }
+void JsonWriter::String(absl::string_view s) {
+  Sep();
+  out_ += JsonQuote(s);
+}
+void JsonWriter::Int(int64_t v) {
+  Sep();
+  absl::StrAppend(&out_, v);
+}
+void JsonWriter::Uint(uint64_t v) {
+  Sep();
+  absl::StrAppend(&out_, v);
+}
+void JsonWriter::Bool(bool v) {
+  Sep();
+  out_ += v ? "true" : "false";
+}
+void JsonWriter::Null() {
+  Sep();
+  out_ += "null";
+}
 
 void JsonWriter::Double(double v) {
   Sep();

@@ -12,17 +12,32 @@
 
 #include <cstdint>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
+
+#include "absl/strings/string_view.h"
 
 namespace booster::agent {
 
 class JsonWriter {
  public:
-  void BeginObject() { Sep(); out_ += '{'; first_.push_back(true); }
-  void EndObject() { out_ += '}'; first_.pop_back(); }
-  void BeginArray() { Sep(); out_ += '['; first_.push_back(true); }
-  void EndArray() { out_ += ']'; first_.pop_back(); }
+  void BeginObject() {
+    Sep();
+    out_ += '{';
+    first_.push_back(true);
+  }
+  void EndObject() {
+    out_ += '}';
+    first_.pop_back();
+  }
+  void BeginArray() {
+    Sep();
+    out_ += '[';
+    first_.push_back(true);
+  }
+  void EndArray() {
+    out_ += ']';
+    first_.pop_back();
+  }
   void Key(absl::string_view k);
   void String(absl::string_view s);
   void Int(int64_t v);

@@ -27,8 +27,8 @@
 #include "common/clock.h"
 #include "sidecar/agent.h"
 #include "sidecar/cgroup.h"
-#include "sidecar/install.h"
 #include "sidecar/cpu_list.h"
+#include "sidecar/install.h"
 #include "sidecar/json_writer.h"
 #include "sidecar/planner.h"
 #include "sidecar/render.h"
@@ -102,8 +102,8 @@ absl::StatusOr<Limits> LiveLimits(int pid) {
 // Topology and limits from the flags: synthetic/offline when asked, else this machine.
 absl::Status Gather(const Args& a, Topology* topology, Limits* limits) {
   bool offline = a.Has("topology-synthetic");
-  absl::StatusOr<Topology> t = offline ? LoadSyntheticTopology(a.Get("topology-synthetic"))
-                                       : LoadHostTopology();
+  absl::StatusOr<Topology> t =
+      offline ? LoadSyntheticTopology(a.Get("topology-synthetic")) : LoadHostTopology();
   if (!t.ok()) return t.status();
   *topology = *std::move(t);
   if (!offline || a.Has("pid")) {
@@ -231,7 +231,8 @@ absl::StatusOr<AgentConfig> ConfigFromArgs(const Args& a) {
   if (a.Has("target-pid")) {
     for (absl::string_view p : absl::StrSplit(a.Get("target-pid"), ',', absl::SkipEmpty())) {
       int pid = 0;
-      if (!absl::SimpleAtoi(p, &pid)) return absl::InvalidArgumentError("--target-pid needs numbers");
+      if (!absl::SimpleAtoi(p, &pid))
+        return absl::InvalidArgumentError("--target-pid needs numbers");
       c.selector.pids.push_back(pid);
     }
   }

@@ -38,23 +38,46 @@ class HealthCollectable : public prometheus::Collectable {
 AgentMetrics::AgentMetrics(std::string pod)
     : pod_(std::move(pod)), registry_(std::make_shared<prometheus::Registry>()) {
   prometheus::Labels pod_label = {{"pod", pod_}};
-  up_ = &BuildGauge().Name("booster_agent_up").Help("1 while the agent runs.").Register(*registry_).Add(pod_label);
+  up_ = &BuildGauge()
+             .Name("booster_agent_up")
+             .Help("1 while the agent runs.")
+             .Register(*registry_)
+             .Add(pod_label);
   up_->Set(1);
-  samples_ = &BuildCounter().Name("booster_agent_samples_total").Help("Samples taken.")
-                  .Register(*registry_).Add(pod_label);
-  sample_errors_ = &BuildCounter().Name("booster_agent_sample_errors_total")
-                        .Help("Samples that failed.").Register(*registry_).Add(pod_label);
-  sample_seconds_ = &BuildGauge().Name("booster_agent_sample_duration_seconds")
-                         .Help("Time the last sample took.").Register(*registry_).Add(pod_label);
-  windows_ = &BuildCounter().Name("booster_agent_windows_total").Help("Report windows closed.")
-                  .Register(*registry_).Add(pod_label);
-  applied_ = &BuildCounter().Name("booster_agent_directives_total").Help("Directives handled.")
-                  .Register(*registry_).Add(pod_label);
-  applied_failures_ = &BuildCounter().Name("booster_agent_directive_failures_total")
+  samples_ = &BuildCounter()
+                  .Name("booster_agent_samples_total")
+                  .Help("Samples taken.")
+                  .Register(*registry_)
+                  .Add(pod_label);
+  sample_errors_ = &BuildCounter()
+                        .Name("booster_agent_sample_errors_total")
+                        .Help("Samples that failed.")
+                        .Register(*registry_)
+                        .Add(pod_label);
+  sample_seconds_ = &BuildGauge()
+                         .Name("booster_agent_sample_duration_seconds")
+                         .Help("Time the last sample took.")
+                         .Register(*registry_)
+                         .Add(pod_label);
+  windows_ = &BuildCounter()
+                  .Name("booster_agent_windows_total")
+                  .Help("Report windows closed.")
+                  .Register(*registry_)
+                  .Add(pod_label);
+  applied_ = &BuildCounter()
+                  .Name("booster_agent_directives_total")
+                  .Help("Directives handled.")
+                  .Register(*registry_)
+                  .Add(pod_label);
+  applied_failures_ = &BuildCounter()
+                           .Name("booster_agent_directive_failures_total")
                            .Help("Directives that failed and were reverted.")
-                           .Register(*registry_).Add(pod_label);
-  generation_ = &BuildGauge().Name("booster_agent_directive_generation")
-                     .Help("Generation of the last directive handled.").Register(*registry_)
+                           .Register(*registry_)
+                           .Add(pod_label);
+  generation_ = &BuildGauge()
+                     .Name("booster_agent_directive_generation")
+                     .Help("Generation of the last directive handled.")
+                     .Register(*registry_)
                      .Add(pod_label);
   auto gauge = [&](const char* name, const char* help) {
     return &BuildGauge().Name(name).Help(help).Register(*registry_);
@@ -62,22 +85,22 @@ AgentMetrics::AgentMetrics(std::string pod)
   cpu_cores_ = gauge("booster_pod_cpu_cores", "CPU used in the last window, in cores.");
   throttled_ratio_ = gauge("booster_pod_cpu_throttled_ratio",
                            "Throttled CFS periods / periods in the last window.");
-  throttled_seconds_ = gauge("booster_pod_cpu_throttled_seconds",
-                             "Time throttled in the last window.");
+  throttled_seconds_ =
+      gauge("booster_pod_cpu_throttled_seconds", "Time throttled in the last window.");
   runq_delay_ = gauge("booster_pod_runqueue_delay_seconds_per_second",
                       "Run-queue wait summed over threads, per second, last window.");
   ctx_switches_ = gauge("booster_pod_context_switches_per_second",
                         "Context switches per second in the last window.");
   page_faults_ = gauge("booster_pod_page_faults_per_second", "Page faults per second.");
   rss_ = gauge("booster_pod_rss_bytes", "Resident memory of the targets (max in window).");
-  listen_overflows_ = gauge("booster_pod_listen_overflows",
-                            "Accept-queue overflows in the last window.");
+  listen_overflows_ =
+      gauge("booster_pod_listen_overflows", "Accept-queue overflows in the last window.");
   listen_drops_ = gauge("booster_pod_listen_drops", "Listen drops in the last window.");
   retrans_ = gauge("booster_pod_tcp_retransmits", "TCP segments retransmitted in the window.");
   app_rate_ = gauge("booster_pod_app_rate",
                     "The application's counters as per-second rates over the last window.");
-  app_quantile_ = gauge("booster_pod_app_quantile",
-                        "Window quantiles of the application's histograms.");
+  app_quantile_ =
+      gauge("booster_pod_app_quantile", "Window quantiles of the application's histograms.");
 }
 
 void AgentMetrics::SetArm(const std::string& arm) {
@@ -145,7 +168,8 @@ absl::StatusOr<std::unique_ptr<MetricsServer>> MetricsServer::Start(const std::s
   try {
     s->exposer_ = std::make_unique<prometheus::Exposer>(address, 1);
   } catch (const std::exception& e) {
-    return absl::UnavailableError(absl::StrCat("cannot serve /metrics on ", address, ": ", e.what()));
+    return absl::UnavailableError(
+        absl::StrCat("cannot serve /metrics on ", address, ": ", e.what()));
   }
   s->exposer_->RegisterCollectable(metrics->registry(), "/metrics");
   s->health_ = std::make_shared<HealthCollectable>(metrics);

@@ -32,7 +32,8 @@ TEST(MetricsTest, ServesFiguresLabelledWithPodAndArmAndHealth) {
   absl::StatusOr<std::string> body = HttpGet(base + "/metrics", absl::Seconds(5));
   ASSERT_TRUE(body.ok()) << body.status();
   EXPECT_THAT(*body, HasSubstr("booster_pod_cpu_cores{arm=\"canary\",pod=\"web-1\"} 1.25"));
-  EXPECT_THAT(*body, HasSubstr("booster_pod_cpu_throttled_ratio{arm=\"canary\",pod=\"web-1\"} 0.5"));
+  EXPECT_THAT(*body,
+              HasSubstr("booster_pod_cpu_throttled_ratio{arm=\"canary\",pod=\"web-1\"} 0.5"));
   EXPECT_THAT(*body, HasSubstr("booster_agent_samples_total{pod=\"web-1\"} 1"));
   EXPECT_THAT(*body, HasSubstr("quantile=\"0.99\""));
   EXPECT_THAT(*body, HasSubstr("booster_pod_app_rate{arm=\"canary\",pod=\"web-1\","));

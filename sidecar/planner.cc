@@ -16,7 +16,7 @@ namespace {
 constexpr double kQuotaEpsilon = 1e-6;
 
 struct NodeCandidate {
-  int numa_index = 0;           // position in topology.numa_nodes
+  int numa_index = 0;              // position in topology.numa_nodes
   std::vector<const Core*> cores;  // allowed cores of this node, preference order
   int cpu_count = 0;
 };
@@ -64,9 +64,9 @@ absl::StatusOr<Plan> PlanPlacement(const Topology& topology, const Limits& limit
   if (!limits.cpus.empty()) {
     std::vector<int> inside = IntersectSorted(topology.Cpus(), limits.cpus);
     if (inside.empty()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "the cpuset ", FormatCpuList(limits.cpus), " has no CPU of this topology (CPUs ",
-          FormatCpuList(topology.Cpus()), ")"));
+      return absl::InvalidArgumentError(absl::StrCat("the cpuset ", FormatCpuList(limits.cpus),
+                                                     " has no CPU of this topology (CPUs ",
+                                                     FormatCpuList(topology.Cpus()), ")"));
     }
   }
   if (allowed_cpus.empty()) return absl::InvalidArgumentError("the topology has no CPUs");
@@ -166,8 +166,8 @@ absl::StatusOr<Plan> PlanPlacement(const Topology& topology, const Limits& limit
       plan.notes.push_back(absl::StrCat(wanted, " CPUs do not fit one NUMA node; spanning ",
                                         chosen.size(), " nodes"));
     } else {
-      plan.notes.push_back(absl::StrCat(wanted, " CPUs do not fit one NUMA node; capped at ",
-                                        have, " (allow cross-NUMA placement to span nodes)"));
+      plan.notes.push_back(absl::StrCat(wanted, " CPUs do not fit one NUMA node; capped at ", have,
+                                        " (allow cross-NUMA placement to span nodes)"));
       wanted = have;
     }
   }

@@ -31,17 +31,17 @@ struct PlacementPolicy {
 };
 
 struct Plan {
-  std::vector<int> cpus;          // sorted OS CPU numbers
-  std::vector<int> cpu_order;     // the same CPUs in the order threads get them
-  std::vector<int> memory_nodes;  // sorted OS NUMA node numbers; empty: no binding
-  int whole_cores = 0;            // cores contributing at least one CPU
-  bool smt_siblings_used = false; // some core contributes two or more threads
+  std::vector<int> cpus;           // sorted OS CPU numbers
+  std::vector<int> cpu_order;      // the same CPUs in the order threads get them
+  std::vector<int> memory_nodes;   // sorted OS NUMA node numbers; empty: no binding
+  int whole_cores = 0;             // cores contributing at least one CPU
+  bool smt_siblings_used = false;  // some core contributes two or more threads
   bool cross_numa = false;
-  int cpus_wanted = 0;            // from the quota (ceil) or all allowed CPUs
+  int cpus_wanted = 0;  // from the quota (ceil) or all allowed CPUs
   int gomaxprocs = 0;
   uint64_t gomemlimit_bytes = 0;  // 0: no memory limit, leave GOMEMLIMIT unset
   int malloc_arena_max = 0;
-  std::vector<std::string> notes; // why, in words a user can read
+  std::vector<std::string> notes;  // why, in words a user can read
 };
 
 // Errors: kInvalidArgument when the limits leave no CPU of the topology, or the policy

@@ -72,9 +72,9 @@ TEST(PlannerTest, FractionalQuotas) {
     size_t cpus;
     int gomaxprocs;
   };
-  for (Case c : {Case{0.1, 1, 1}, Case{0.5, 1, 1}, Case{1.0, 1, 1}, Case{1.5, 2, 1},
-                 Case{1.9999999, 2, 2}, Case{2.0000001, 2, 2}, Case{2.5, 3, 2},
-                 Case{7.25, 8, 7}, Case{100, 8, 8}}) {
+  for (Case c :
+       {Case{0.1, 1, 1}, Case{0.5, 1, 1}, Case{1.0, 1, 1}, Case{1.5, 2, 1}, Case{1.9999999, 2, 2},
+        Case{2.0000001, 2, 2}, Case{2.5, 3, 2}, Case{7.25, 8, 7}, Case{100, 8, 8}}) {
     Plan p = MustPlan(t, Quota(c.quota));
     EXPECT_EQ(p.cpus.size(), c.cpus) << c.quota;
     EXPECT_EQ(p.gomaxprocs, c.gomaxprocs) << c.quota;
@@ -242,7 +242,7 @@ TEST(PlannerTest, EightNodesPickTheNodeWithMostRoom) {
 TEST(PlannerTest, InvariantsHoldEverywhere) {
   const std::vector<std::string> machines = {
       "package:1 core:2 pu:1", "package:1 core:4 pu:2", "package:2 numa:2 core:8 pu:2",
-      "numa:8 core:4 pu:2", "package:2 core:3 pu:4", "package:4 numa:1 core:2 pu:1"};
+      "numa:8 core:4 pu:2",    "package:2 core:3 pu:4", "package:4 numa:1 core:2 pu:1"};
   std::mt19937 rng(12345);
   int plans = 0;
   for (const std::string& m : machines) {
@@ -264,8 +264,8 @@ TEST(PlannerTest, InvariantsHoldEverywhere) {
       ASSERT_TRUE(pr.ok()) << m << " " << pr.status();
       const Plan& p = *pr;
       ++plans;
-      std::string ctx = absl::StrCat(m, " cpuset=", FormatCpuList(l.cpus), " quota=",
-                                     l.cpu_quota_cores ? *l.cpu_quota_cores : -1);
+      std::string ctx = absl::StrCat(m, " cpuset=", FormatCpuList(l.cpus),
+                                     " quota=", l.cpu_quota_cores ? *l.cpu_quota_cores : -1);
       std::vector<int> allowed = l.cpus.empty() ? all : l.cpus;
       // Never outside the cpuset; never empty; order is a permutation of the set.
       ASSERT_FALSE(p.cpus.empty()) << ctx;
@@ -287,8 +287,7 @@ TEST(PlannerTest, InvariantsHoldEverywhere) {
       ASSERT_GE(p.gomaxprocs, 1) << ctx;
       ASSERT_LE(p.gomaxprocs, static_cast<int>(p.cpus.size())) << ctx;
       if (l.cpu_quota_cores) {
-        ASSERT_LE(p.gomaxprocs, std::max(1, static_cast<int>(*l.cpu_quota_cores + 1e-6)))
-            << ctx;
+        ASSERT_LE(p.gomaxprocs, std::max(1, static_cast<int>(*l.cpu_quota_cores + 1e-6))) << ctx;
       }
       // Memory nodes are exactly the nodes of the chosen CPUs.
       std::set<int> nodes;

@@ -25,12 +25,11 @@ absl::StatusOr<ProcStat> ParseProcStat(absl::string_view text) {
   // f[0] is field 3 (state); field N is f[N - 3].
   if (f.size() < 22) return absl::InvalidArgumentError("bad /proc/<pid>/stat: too few fields");
   s.state = f[0].empty() ? '?' : f[0][0];
-  bool ok = absl::SimpleAtoi(f[10 - 3], &s.minflt) && absl::SimpleAtoi(f[12 - 3], &s.majflt) &&
-            absl::SimpleAtoi(f[14 - 3], &s.utime_ticks) &&
-            absl::SimpleAtoi(f[15 - 3], &s.stime_ticks) &&
-            absl::SimpleAtoi(f[20 - 3], &s.num_threads) &&
-            absl::SimpleAtoi(f[22 - 3], &s.starttime_ticks) &&
-            absl::SimpleAtoi(f[24 - 3], &s.rss_pages);
+  bool ok =
+      absl::SimpleAtoi(f[10 - 3], &s.minflt) && absl::SimpleAtoi(f[12 - 3], &s.majflt) &&
+      absl::SimpleAtoi(f[14 - 3], &s.utime_ticks) && absl::SimpleAtoi(f[15 - 3], &s.stime_ticks) &&
+      absl::SimpleAtoi(f[20 - 3], &s.num_threads) &&
+      absl::SimpleAtoi(f[22 - 3], &s.starttime_ticks) && absl::SimpleAtoi(f[24 - 3], &s.rss_pages);
   if (!ok) return absl::InvalidArgumentError("bad /proc/<pid>/stat: non-numeric field");
   return s;
 }

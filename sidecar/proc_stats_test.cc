@@ -32,8 +32,8 @@ TEST(ProcStatsTest, ParsesRealStat) {
 }
 
 TEST(ProcStatsTest, CommWithSpacesAndParens) {
-  absl::StatusOr<ProcStat> s = ParseProcStat(
-      "42 (a (b) c) R 1 42 42 0 -1 0 7 0 3 0 11 12 0 0 20 0 2 0 999 1000 55 0");
+  absl::StatusOr<ProcStat> s =
+      ParseProcStat("42 (a (b) c) R 1 42 42 0 -1 0 7 0 3 0 11 12 0 0 20 0 2 0 999 1000 55 0");
   ASSERT_TRUE(s.ok()) << s.status();
   EXPECT_EQ(s->comm, "a (b) c");
   EXPECT_EQ(s->minflt, 7u);
@@ -69,7 +69,8 @@ TEST(ProcStatsTest, ParsesRealSchedstat) {
 }
 
 TEST(ProcStatsTest, ParsesRealNetstatAndSnmp) {
-  absl::StatusOr<std::map<std::string, int64_t>> n = ParseNetCounters(Fixture("proc_net_netstat.txt"));
+  absl::StatusOr<std::map<std::string, int64_t>> n =
+      ParseNetCounters(Fixture("proc_net_netstat.txt"));
   ASSERT_TRUE(n.ok()) << n.status();
   EXPECT_EQ(n->count("TcpExt.ListenOverflows"), 1u);
   EXPECT_EQ(n->count("TcpExt.ListenDrops"), 1u);

@@ -51,7 +51,7 @@ struct HistogramWindow {
 struct SummaryWindow {
   double count = 0;
   double rate = 0;
-  double mean = 0;                        // NaN when no observation
+  double mean = 0;                          // NaN when no observation
   std::map<std::string, double> quantiles;  // as exposed at the window's end ("0.5" -> v)
 };
 

@@ -39,16 +39,15 @@ TEST(PromTextTest, ParsesSamplesLabelsAndSpecialValues) {
 }
 
 TEST(PromTextTest, RejectsMalformedLines) {
-  for (const char* bad : {"x{a=\"1\" 1\n", "x{a=1} 1\n", "x\n", "x abc\n", "{a=\"b\"} 1\n",
-                          "x 1 2 3\n"}) {
+  for (const char* bad :
+       {"x{a=\"1\" 1\n", "x{a=1} 1\n", "x\n", "x abc\n", "{a=\"b\"} 1\n", "x 1 2 3\n"}) {
     EXPECT_FALSE(ParsePrometheusText(bad).ok()) << bad;
   }
 }
 
 TEST(PromTextTest, BucketQuantileInterpolates) {
   // 100 observations: 50 in (0, 0.1], 40 in (0.1, 0.5], 10 in (0.5, 1].
-  std::vector<std::pair<double, double>> b = {
-      {0.1, 50}, {0.5, 90}, {1, 100}, {INFINITY, 100}};
+  std::vector<std::pair<double, double>> b = {{0.1, 50}, {0.5, 90}, {1, 100}, {INFINITY, 100}};
   EXPECT_DOUBLE_EQ(BucketQuantile(0.5, b), 0.1);
   EXPECT_DOUBLE_EQ(BucketQuantile(0.25, b), 0.05);
   EXPECT_DOUBLE_EQ(BucketQuantile(0.9, b), 0.5);

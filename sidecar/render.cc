@@ -12,13 +12,19 @@ void WriteLimitsJson(const Limits& l, JsonWriter* w) {
   w->Key("cgroup_version");
   w->Int(l.cgroup_version);
   w->Key("cpu_quota_cores");
-  if (l.cpu_quota_cores) w->Double(*l.cpu_quota_cores); else w->Null();
+  if (l.cpu_quota_cores)
+    w->Double(*l.cpu_quota_cores);
+  else
+    w->Null();
   w->Key("cfs_quota_us");
   w->Int(l.cfs_quota_us);
   w->Key("cfs_period_us");
   w->Int(l.cfs_period_us);
   w->Key("memory_limit_bytes");
-  if (l.memory_limit_bytes) w->Uint(*l.memory_limit_bytes); else w->Null();
+  if (l.memory_limit_bytes)
+    w->Uint(*l.memory_limit_bytes);
+  else
+    w->Null();
   w->Key("cpuset");
   w->String(FormatCpuList(l.cpus));
   w->Key("mems");
@@ -126,7 +132,10 @@ void WritePlanJson(const Plan& p, JsonWriter* w) {
   w->Key("gomaxprocs");
   w->Int(p.gomaxprocs);
   w->Key("gomemlimit");
-  if (p.gomemlimit_bytes > 0) w->Uint(p.gomemlimit_bytes); else w->Null();
+  if (p.gomemlimit_bytes > 0)
+    w->Uint(p.gomemlimit_bytes);
+  else
+    w->Null();
   w->Key("malloc_arena_max");
   w->Int(p.malloc_arena_max);
   w->Key("env");
@@ -152,8 +161,8 @@ std::string TopologyText(const Topology& t, const Limits& l) {
                   ", cpus: ", FormatCpuList(t.Cpus()), "\n");
   for (size_t i = 0; i < t.numa_nodes.size(); ++i) {
     const NumaNode& n = t.numa_nodes[i];
-    absl::StrAppend(&out, "  numa node ", n.os_index, ": cpus ", FormatCpuList(n.cpus),
-                    ", memory ", Bytes(n.memory_bytes));
+    absl::StrAppend(&out, "  numa node ", n.os_index, ": cpus ", FormatCpuList(n.cpus), ", memory ",
+                    Bytes(n.memory_bytes));
     if (i < t.distances.size()) {
       absl::StrAppend(&out, ", distances ", absl::StrJoin(t.distances[i], " "),
                       t.distances_measured ? "" : " (assumed)");
@@ -172,8 +181,8 @@ std::string TopologyText(const Topology& t, const Limits& l) {
   }
   absl::StrAppend(&out, "limits (cgroup v", l.cgroup_version, "):\n");
   absl::StrAppend(&out, "  cpu quota: ",
-                  l.cpu_quota_cores ? absl::StrCat(*l.cpu_quota_cores, " cores (",
-                                                   l.cfs_quota_us, "/", l.cfs_period_us, " us)")
+                  l.cpu_quota_cores ? absl::StrCat(*l.cpu_quota_cores, " cores (", l.cfs_quota_us,
+                                                   "/", l.cfs_period_us, " us)")
                                     : std::string("none"),
                   "\n");
   absl::StrAppend(&out, "  memory limit: ",

@@ -48,8 +48,7 @@ class Reporter {
 // JSON renderings, shared by the file reporter and tests.
 std::string HelloJson(const HelloInfo& info);
 std::string AppliedJson(const AppliedStatus& status);
-std::string ReportJson(const WindowReport& report, const std::string& pod,
-                       const std::string& arm);
+std::string ReportJson(const WindowReport& report, const std::string& pod, const std::string& arm);
 
 class JsonLinesReporter : public Reporter {
  public:

@@ -38,8 +38,8 @@ absl::StatusOr<std::vector<int>> FindTargets(const std::string& proc_root,
 // Increments since the previous sample.
 struct TickDelta {
   double seconds = 0;
-  uint64_t cpu_ns = 0;          // cgroup usage when readable, else utime + stime
-  uint64_t runq_wait_ns = 0;    // schedstat: time runnable but waiting for a CPU
+  uint64_t cpu_ns = 0;        // cgroup usage when readable, else utime + stime
+  uint64_t runq_wait_ns = 0;  // schedstat: time runnable but waiting for a CPU
   uint64_t timeslices = 0;
   uint64_t voluntary_cs = 0;
   uint64_t involuntary_cs = 0;

@@ -56,8 +56,8 @@ class FakeProc {
   }
   void CpuStat(uint64_t periods, uint64_t throttled, uint64_t ns) {
     Mkdir(root_ + "/cg");
-    Write(root_ + "/cg/cpu.stat", absl::StrCat("nr_periods ", periods, "\nnr_throttled ",
-                                               throttled, "\nthrottled_time ", ns, "\n"));
+    Write(root_ + "/cg/cpu.stat", absl::StrCat("nr_periods ", periods, "\nnr_throttled ", throttled,
+                                               "\nthrottled_time ", ns, "\n"));
   }
   void CpuacctUsage(uint64_t ns) { Write(root_ + "/cg/cpuacct.usage", absl::StrCat(ns, "\n")); }
 

@@ -11,18 +11,36 @@ namespace booster::agent {
 namespace {
 
 // net.* keys that exist only in the initial network namespace (global to the node).
-constexpr absl::string_view kGlobalNet[] = {
-    "net.core.rmem_max",        "net.core.wmem_max",         "net.core.rmem_default",
-    "net.core.wmem_default",    "net.core.netdev_max_backlog", "net.core.netdev_budget",
-    "net.core.netdev_budget_usecs", "net.core.dev_weight",   "net.core.optmem_max",
-    "net.core.busy_poll",       "net.core.busy_read",        "net.core.default_qdisc",
-    "net.core.bpf_jit_enable",  "net.core.bpf_jit_harden",   "net.core.bpf_jit_kallsyms",
-    "net.core.bpf_jit_limit",   "net.core.flow_limit_cpu_bitmap", "net.core.rps_sock_flow_entries",
-    "net.core.message_cost",    "net.core.message_burst",    "net.core.warnings",
-    "net.ipv4.tcp_mem",         "net.ipv4.udp_mem",          "net.ipv4.route.max_size",
-    "net.ipv4.neigh.default.gc_thresh1", "net.ipv4.neigh.default.gc_thresh2",
-    "net.ipv4.neigh.default.gc_thresh3", "net.netfilter.nf_conntrack_max",
-    "net.nf_conntrack_max",     "net.unix.max_dgram_qlen_global"};
+constexpr absl::string_view kGlobalNet[] = {"net.core.rmem_max",
+                                            "net.core.wmem_max",
+                                            "net.core.rmem_default",
+                                            "net.core.wmem_default",
+                                            "net.core.netdev_max_backlog",
+                                            "net.core.netdev_budget",
+                                            "net.core.netdev_budget_usecs",
+                                            "net.core.dev_weight",
+                                            "net.core.optmem_max",
+                                            "net.core.busy_poll",
+                                            "net.core.busy_read",
+                                            "net.core.default_qdisc",
+                                            "net.core.bpf_jit_enable",
+                                            "net.core.bpf_jit_harden",
+                                            "net.core.bpf_jit_kallsyms",
+                                            "net.core.bpf_jit_limit",
+                                            "net.core.flow_limit_cpu_bitmap",
+                                            "net.core.rps_sock_flow_entries",
+                                            "net.core.message_cost",
+                                            "net.core.message_burst",
+                                            "net.core.warnings",
+                                            "net.ipv4.tcp_mem",
+                                            "net.ipv4.udp_mem",
+                                            "net.ipv4.route.max_size",
+                                            "net.ipv4.neigh.default.gc_thresh1",
+                                            "net.ipv4.neigh.default.gc_thresh2",
+                                            "net.ipv4.neigh.default.gc_thresh3",
+                                            "net.netfilter.nf_conntrack_max",
+                                            "net.nf_conntrack_max",
+                                            "net.unix.max_dgram_qlen_global"};
 
 constexpr absl::string_view kRule =
     "only network-namespace sysctls (net.*, except the node-wide ones) and IPC-namespace "
@@ -53,9 +71,8 @@ absl::Status CheckSysctl(absl::string_view key) {
       key == "kernel.sem" || absl::StartsWith(key, "fs.mqueue.")) {
     return absl::OkStatus();
   }
-  return absl::InvalidArgumentError(
-      absl::StrCat("sysctl ", key, " is not namespaced: writing it would change the whole node; ",
-                   kRule));
+  return absl::InvalidArgumentError(absl::StrCat(
+      "sysctl ", key, " is not namespaced: writing it would change the whole node; ", kRule));
 }
 
 SysctlNamespace SysctlNamespaceOf(absl::string_view key) {

@@ -9,10 +9,10 @@ namespace {
 using ::testing::HasSubstr;
 
 TEST(SysctlPolicyTest, AllowsNamespacedKeys) {
-  for (const char* k : {"net.core.somaxconn", "net.ipv4.tcp_tw_reuse", "net.ipv4.ip_local_port_range",
-                        "net.ipv4.tcp_rmem", "net.ipv6.conf.all.disable_ipv6", "kernel.shmmax",
-                        "kernel.shm_rmid_forced", "kernel.msgmnb", "kernel.sem",
-                        "fs.mqueue.msg_max"}) {
+  for (const char* k :
+       {"net.core.somaxconn", "net.ipv4.tcp_tw_reuse", "net.ipv4.ip_local_port_range",
+        "net.ipv4.tcp_rmem", "net.ipv6.conf.all.disable_ipv6", "kernel.shmmax",
+        "kernel.shm_rmid_forced", "kernel.msgmnb", "kernel.sem", "fs.mqueue.msg_max"}) {
     EXPECT_TRUE(CheckSysctl(k).ok()) << k << ": " << CheckSysctl(k);
   }
 }
@@ -22,9 +22,9 @@ TEST(SysctlPolicyTest, RefusesNodeWideKeysWithAClearMessage) {
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(s.message(), HasSubstr("vm.swappiness is not namespaced"));
   EXPECT_THAT(s.message(), HasSubstr("net.*"));
-  for (const char* k : {"kernel.pid_max", "fs.file-max", "kernel.sched_migration_cost_ns",
-                        "kernel.semx", "net.core.rmem_max", "net.ipv4.tcp_mem",
-                        "net.core.netdev_max_backlog"}) {
+  for (const char* k :
+       {"kernel.pid_max", "fs.file-max", "kernel.sched_migration_cost_ns", "kernel.semx",
+        "net.core.rmem_max", "net.ipv4.tcp_mem", "net.core.netdev_max_backlog"}) {
     EXPECT_FALSE(CheckSysctl(k).ok()) << k;
   }
   EXPECT_THAT(CheckSysctl("net.core.rmem_max").message(), HasSubstr("node-wide"));

@@ -59,8 +59,8 @@ absl::StatusOr<Topology> Convert(hwloc_topology_t topo, std::string source) {
       hwloc_obj_t pkg = hwloc_get_ancestor_obj_by_type(topo, HWLOC_OBJ_PACKAGE, c);
       core.package = pkg != nullptr ? static_cast<int>(pkg->logical_index) : 0;
       core.numa_node = NumaOf(topo, c);
-      for (hwloc_obj_t pu = hwloc_get_next_obj_inside_cpuset_by_type(topo, c->cpuset,
-                                                                     HWLOC_OBJ_PU, nullptr);
+      for (hwloc_obj_t pu =
+               hwloc_get_next_obj_inside_cpuset_by_type(topo, c->cpuset, HWLOC_OBJ_PU, nullptr);
            pu != nullptr;
            pu = hwloc_get_next_obj_inside_cpuset_by_type(topo, c->cpuset, HWLOC_OBJ_PU, pu)) {
         core.cpus.push_back(static_cast<int>(pu->os_index));
@@ -92,9 +92,15 @@ absl::StatusOr<Topology> Convert(hwloc_topology_t topo, std::string source) {
       Cache cache;
       cache.level = static_cast<int>(c->attr->cache.depth);
       switch (c->attr->cache.type) {
-        case HWLOC_OBJ_CACHE_DATA: cache.type = "data"; break;
-        case HWLOC_OBJ_CACHE_INSTRUCTION: cache.type = "instruction"; break;
-        default: cache.type = "unified"; break;
+        case HWLOC_OBJ_CACHE_DATA:
+          cache.type = "data";
+          break;
+        case HWLOC_OBJ_CACHE_INSTRUCTION:
+          cache.type = "instruction";
+          break;
+        default:
+          cache.type = "unified";
+          break;
       }
       cache.size_bytes = c->attr->cache.size;
       cache.line_bytes = static_cast<int>(c->attr->cache.linesize);

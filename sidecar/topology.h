@@ -10,7 +10,6 @@
 
 #include <cstdint>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -19,9 +18,9 @@
 namespace booster::agent {
 
 struct Core {
-  int index = 0;       // hwloc logical index of the core, machine-wide
-  int package = 0;     // logical index of its package (socket)
-  int numa_node = 0;   // OS index of the NUMA node it belongs to
+  int index = 0;          // hwloc logical index of the core, machine-wide
+  int package = 0;        // logical index of its package (socket)
+  int numa_node = 0;      // OS index of the NUMA node it belongs to
   std::vector<int> cpus;  // OS CPU numbers of its hardware threads, sibling order
   int threads_total = 0;  // hardware threads the core has, allowed or not
 };
@@ -33,16 +32,16 @@ struct NumaNode {
 };
 
 struct Cache {
-  int level = 0;            // 1, 2, 3...
-  std::string type;         // "data", "instruction", "unified"
+  int level = 0;     // 1, 2, 3...
+  std::string type;  // "data", "instruction", "unified"
   uint64_t size_bytes = 0;
   int line_bytes = 0;
-  std::vector<int> cpus;    // sorted OS CPU numbers sharing this cache
+  std::vector<int> cpus;  // sorted OS CPU numbers sharing this cache
 };
 
 struct Topology {
-  std::vector<Core> cores;          // in hwloc logical order
-  std::vector<NumaNode> numa_nodes; // in OS index order
+  std::vector<Core> cores;           // in hwloc logical order
+  std::vector<NumaNode> numa_nodes;  // in OS index order
   // distances[i][j] between numa_nodes[i] and numa_nodes[j] (ACPI SLIT style: 10 local).
   std::vector<std::vector<uint64_t>> distances;
   bool distances_measured = false;  // false: filled with 10 local / 20 remote
