@@ -103,9 +103,9 @@ absl::StatusOr<std::vector<size_t>> SelectContainers(const Json& tmpl, const Enr
   }
   for (const std::string& want : ctx.containers) {
     if (present.count(want) == 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "spec.targetRef.containers names \"", want, "\", which the Deployment does not have (",
-          absl::StrJoin(present, ", "), ")"));
+      return absl::InvalidArgumentError(absl::StrCat("spec.targetRef.containers names \"", want,
+                                                     "\", which the Deployment does not have (",
+                                                     absl::StrJoin(present, ", "), ")"));
     }
   }
   return out;
@@ -133,36 +133,36 @@ Json AgentContainer(absl::string_view arm, absl::string_view mode, const EnrollC
   env.push_back(FieldEnv("POD_NAMESPACE", "metadata.namespace"));
   env.push_back(FieldEnv("POD_UID", "metadata.uid"));
   env.push_back(FieldEnv("NODE_NAME", "spec.nodeName"));
-  Json c = {{"name", kAgentContainer},
-            {"image", opts.agent_image},
-            {"imagePullPolicy", opts.image_pull_policy},
-            {"args", opts.agent_args},
-            {"env", env},
-            {"resources", opts.agent_resources},
-            {"volumeMounts",
-             Json::array({{{"name", opts.volume_name}, {"mountPath", opts.mount_path}},
-                          {{"name", opts.token_volume_name},
-                           {"mountPath", opts.token_mount_path},
-                           {"readOnly", true}}})},
-            {"securityContext",
-             {{"allowPrivilegeEscalation", false},
-              {"readOnlyRootFilesystem", true},
-              {"capabilities", {{"drop", Json::array({"ALL"})}}}}}};
+  Json c = {
+      {"name", kAgentContainer},
+      {"image", opts.agent_image},
+      {"imagePullPolicy", opts.image_pull_policy},
+      {"args", opts.agent_args},
+      {"env", env},
+      {"resources", opts.agent_resources},
+      {"volumeMounts", Json::array({{{"name", opts.volume_name}, {"mountPath", opts.mount_path}},
+                                    {{"name", opts.token_volume_name},
+                                     {"mountPath", opts.token_mount_path},
+                                     {"readOnly", true}}})},
+      {"securityContext",
+       {{"allowPrivilegeEscalation", false},
+        {"readOnlyRootFilesystem", true},
+        {"capabilities", {{"drop", Json::array({"ALL"})}}}}}};
   return c;
 }
 
 Json InstallContainer(const MutationOptions& opts) {
-  return Json{{"name", kInstallContainer},
-              {"image", opts.agent_image},
-              {"imagePullPolicy", opts.image_pull_policy},
-              {"args", opts.install_args},
-              {"resources", opts.agent_resources},
-              {"volumeMounts",
-               Json::array({{{"name", opts.volume_name}, {"mountPath", opts.mount_path}}})},
-              {"securityContext",
-               {{"allowPrivilegeEscalation", false},
-                {"readOnlyRootFilesystem", true},
-                {"capabilities", {{"drop", Json::array({"ALL"})}}}}}};
+  return Json{
+      {"name", kInstallContainer},
+      {"image", opts.agent_image},
+      {"imagePullPolicy", opts.image_pull_policy},
+      {"args", opts.install_args},
+      {"resources", opts.agent_resources},
+      {"volumeMounts", Json::array({{{"name", opts.volume_name}, {"mountPath", opts.mount_path}}})},
+      {"securityContext",
+       {{"allowPrivilegeEscalation", false},
+        {"readOnlyRootFilesystem", true},
+        {"capabilities", {{"drop", Json::array({"ALL"})}}}}}};
 }
 
 // Sets the marker annotation to the hash of everything else in the template.
@@ -205,7 +205,8 @@ void ApplyGo(Json& c, const GoTuning& go) {
     if (percent > 0) {
       std::optional<int64_t> bytes = ParseBytes(Limit(c, "memory"));
       if (bytes && *bytes > 0) {
-        SetEnv(c, "GOMEMLIMIT", absl::StrCat(*bytes / 100 * percent + *bytes % 100 * percent / 100));
+        SetEnv(c, "GOMEMLIMIT",
+               absl::StrCat(*bytes / 100 * percent + *bytes % 100 * percent / 100));
       }
     }
   }
@@ -266,14 +267,12 @@ absl::StatusOr<Json> EnrolledTemplate(const Json& original, const EnrollContext&
   Json& spec = t["spec"];
   Json& volumes = Child(spec, "volumes", Json::array());
   UpsertByName(volumes, Json{{"name", opts.volume_name}, {"emptyDir", Json::object()}});
-  UpsertByName(volumes,
-               Json{{"name", opts.token_volume_name},
-                    {"projected",
-                     {{"sources",
-                       Json::array({{{"serviceAccountToken",
-                                      {{"audience", opts.token_audience},
-                                       {"expirationSeconds", 3600},
-                                       {"path", "token"}}}}})}}}});
+  UpsertByName(volumes, Json{{"name", opts.token_volume_name},
+                             {"projected",
+                              {{"sources", Json::array({{{"serviceAccountToken",
+                                                          {{"audience", opts.token_audience},
+                                                           {"expirationSeconds", 3600},
+                                                           {"path", "token"}}}}})}}}});
   UpsertByName(Child(spec, "initContainers", Json::array()), InstallContainer(opts));
 
   Json& containers = spec["containers"];
@@ -283,9 +282,9 @@ absl::StatusOr<Json> EnrolledTemplate(const Json& original, const EnrollContext&
     if (preload != nullptr && preload->value("value", "") != opts.LibraryPath()) continue;
     SetEnv(c, "LD_PRELOAD", opts.LibraryPath());
     SetEnv(c, "BOOSTER_CONTROL", opts.ControlPath());
-    UpsertByName(Child(c, "volumeMounts", Json::array()),
-                 Json{{"name", opts.volume_name}, {"mountPath", opts.mount_path},
-                      {"readOnly", true}});
+    UpsertByName(
+        Child(c, "volumeMounts", Json::array()),
+        Json{{"name", opts.volume_name}, {"mountPath", opts.mount_path}, {"readOnly", true}});
   }
   UpsertByName(containers, AgentContainer(kArmBaseline, "observe", ctx, opts, ""));
   Seal(t);
@@ -427,11 +426,19 @@ std::optional<int64_t> ParseCpuMillis(absl::string_view quantity) {
 std::optional<int64_t> ParseBytes(absl::string_view quantity) {
   auto q = SplitQuantity(quantity);
   if (!q) return std::nullopt;
-  static const std::pair<absl::string_view, double> kSuffixes[] = {
-      {"", 1},          {"k", 1e3},          {"M", 1e6},          {"G", 1e9},
-      {"T", 1e12},      {"P", 1e15},         {"E", 1e18},         {"Ki", 1024.0},
-      {"Mi", 1048576.0}, {"Gi", 1073741824.0}, {"Ti", 1099511627776.0},
-      {"Pi", 1125899906842624.0}, {"Ei", 1152921504606846976.0}};
+  static const std::pair<absl::string_view, double> kSuffixes[] = {{"", 1},
+                                                                   {"k", 1e3},
+                                                                   {"M", 1e6},
+                                                                   {"G", 1e9},
+                                                                   {"T", 1e12},
+                                                                   {"P", 1e15},
+                                                                   {"E", 1e18},
+                                                                   {"Ki", 1024.0},
+                                                                   {"Mi", 1048576.0},
+                                                                   {"Gi", 1073741824.0},
+                                                                   {"Ti", 1099511627776.0},
+                                                                   {"Pi", 1125899906842624.0},
+                                                                   {"Ei", 1152921504606846976.0}};
   for (const auto& [suffix, mult] : kSuffixes) {
     if (q->second == suffix) {
       double bytes = q->first * mult;

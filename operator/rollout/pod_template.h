@@ -18,10 +18,10 @@
 #include <cstdint>
 #include <optional>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "operator/rollout/profile.h"
 
 namespace booster::rollout {
@@ -31,7 +31,7 @@ inline constexpr char kArmLabel[] = "booster.dev/arm";
 inline constexpr char kArmBaseline[] = "baseline";
 inline constexpr char kArmCanary[] = "canary";
 inline constexpr char kArmPromoted[] = "promoted";
-inline constexpr char kProfileAnnotation[] = "booster.dev/profile";          // ns/name
+inline constexpr char kProfileAnnotation[] = "booster.dev/profile";  // ns/name
 inline constexpr char kTemplateHashAnnotation[] = "booster.dev/template-hash";
 inline constexpr char kTuningHashAnnotation[] = "booster.dev/tuning-hash";
 

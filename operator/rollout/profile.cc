@@ -53,8 +53,8 @@ std::string TypeName(const Json& j) {
 
 // Checks that `j` is an object and reports keys the schema does not know (the API server
 // prunes them, so they only reach here from offline validation, where they are typos).
-bool CheckObject(const Json& j, absl::string_view path, std::initializer_list<absl::string_view> keys,
-                 Errors& errors) {
+bool CheckObject(const Json& j, absl::string_view path,
+                 std::initializer_list<absl::string_view> keys, Errors& errors) {
   if (!j.is_object()) {
     errors.Add(path, absl::StrCat("must be an object, got ", TypeName(j)));
     return false;
@@ -88,7 +88,8 @@ std::optional<int64_t> GetInt(const Json& obj, absl::string_view key, absl::stri
     return std::nullopt;
   }
   if (*v < min || *v > max) {
-    errors.Add(Path(parent, key), absl::StrCat("must be between ", min, " and ", max, ", got ", *v));
+    errors.Add(Path(parent, key),
+               absl::StrCat("must be between ", min, " and ", max, ", got ", *v));
     return std::nullopt;
   }
   return v;
@@ -142,8 +143,8 @@ std::optional<size_t> GetEnum(const Json& obj, absl::string_view key, absl::stri
     if (*s == v) return i;
     ++i;
   }
-  errors.Add(Path(parent, key),
-             absl::StrCat("unsupported value \"", *s, "\"; use one of ", absl::StrJoin(values, ", ")));
+  errors.Add(Path(parent, key), absl::StrCat("unsupported value \"", *s, "\"; use one of ",
+                                             absl::StrJoin(values, ", ")));
   return std::nullopt;
 }
 
@@ -199,8 +200,8 @@ ValueCheck Pair(int64_t min, int64_t max) {
     bool ok;
     std::vector<int64_t> v = Ints(value, &ok);
     if (!ok || v.size() != 2 || v[0] < min || v[1] > max || v[0] > v[1]) {
-      return absl::StrCat("must be two integers \"low high\" with ", min, " <= low <= high <= ",
-                          max);
+      return absl::StrCat("must be two integers \"low high\" with ", min,
+                          " <= low <= high <= ", max);
     }
     return "";
   };
@@ -356,8 +357,8 @@ void ParseTuning(const Json& j, Tuning& out, Errors& errors) {
   if (const Json* cpu = Field(j, "cpu")) {
     const std::string cp = Path(p, "cpu");
     if (CheckObject(*cpu, cp, {"placement", "numa"}, errors)) {
-      if (auto v = GetEnum(*cpu, "placement", cp, {"none", "spread", "whole-cores", "pinned"},
-                           errors)) {
+      if (auto v =
+              GetEnum(*cpu, "placement", cp, {"none", "spread", "whole-cores", "pinned"}, errors)) {
         out.placement = static_cast<CpuPlacement>(*v);
       }
       if (auto v = GetEnum(*cpu, "numa", cp, {"none", "preferred", "align", "bind"}, errors)) {
@@ -388,8 +389,8 @@ void ParseTuning(const Json& j, Tuning& out, Errors& errors) {
         } else if (it.value().is_string()) {
           value = std::string(absl::StripAsciiWhitespace(it.value().get<std::string>()));
         } else {
-          errors.Add(kp, absl::StrCat("value must be a string or an integer, got ",
-                                      TypeName(it.value())));
+          errors.Add(
+              kp, absl::StrCat("value must be a string or an integer, got ", TypeName(it.value())));
           continue;
         }
         const SysctlRule* rule = FindSysctl(it.key());
@@ -397,8 +398,9 @@ void ParseTuning(const Json& j, Tuning& out, Errors& errors) {
           if (it.key().find('/') != std::string::npos) {
             errors.Add(kp, "write sysctl names with dots (net.core.somaxconn), not slashes");
           } else {
-            errors.Add(kp, "is not a namespaced sysctl Booster can set; see docs/crd.md for "
-                           "the allowed list");
+            errors.Add(kp,
+                       "is not a namespaced sysctl Booster can set; see docs/crd.md for "
+                       "the allowed list");
           }
           continue;
         }
@@ -424,8 +426,9 @@ void ParseTuning(const Json& j, Tuning& out, Errors& errors) {
         } else if (v->is_string() && v->get<std::string>() == "auto") {
           out.go.gomaxprocs = "auto";
         } else {
-          errors.Add(Path(gp, "gomaxprocs"),
-                     absl::StrCat("must be \"auto\" or an integer from 1 to 1024, got ", v->dump()));
+          errors.Add(
+              Path(gp, "gomaxprocs"),
+              absl::StrCat("must be \"auto\" or an integer from 1 to 1024, got ", v->dump()));
         }
       }
       if (auto v = GetString(*go, "gomemlimit", gp, errors)) {
@@ -445,16 +448,16 @@ void ParseTuning(const Json& j, Tuning& out, Errors& errors) {
         } else if (v->is_string() && v->get<std::string>() == "off") {
           out.go.gogc = "off";
         } else {
-          errors.Add(Path(gp, "gogc"),
-                     absl::StrCat("must be \"off\" or an integer from 10 to 10000, got ", v->dump()));
+          errors.Add(
+              Path(gp, "gogc"),
+              absl::StrCat("must be \"off\" or an integer from 10 to 10000, got ", v->dump()));
         }
       }
     }
   }
   if (const Json* pl = Field(*rt, "preload")) {
     const std::string pp = Path(rp, "preload");
-    if (CheckObject(*pl,
-                    pp,
+    if (CheckObject(*pl, pp,
                     {"listenBacklog", "tcpNoDelay", "tcpQuickAck", "busyPollMicros",
                      "receiveBufferBytes", "sendBufferBytes", "coarseClocks", "allocator"},
                     errors)) {
@@ -482,8 +485,7 @@ void ParseTuning(const Json& j, Tuning& out, Errors& errors) {
     int64_t cap = 0;
     if (absl::SimpleAtoi(somaxconn->second, &cap) && *out.preload.listen_backlog > cap) {
       errors.Add(Path(rp, "preload.listenBacklog"),
-                 absl::StrCat(*out.preload.listen_backlog,
-                              " exceeds net.core.somaxconn (", cap,
+                 absl::StrCat(*out.preload.listen_backlog, " exceeds net.core.somaxconn (", cap,
                               "), which caps every backlog; raise the sysctl or lower the "
                               "backlog"));
     }
@@ -508,8 +510,7 @@ std::optional<absl::Duration> GetDuration(const Json& obj, absl::string_view key
   return *d;
 }
 
-void ParseAnalysis(const Json& j, AnalysisSpec& out, absl::Duration step_duration,
-                   Errors& errors) {
+void ParseAnalysis(const Json& j, AnalysisSpec& out, absl::Duration step_duration, Errors& errors) {
   const std::string p = "spec.rollout.analysis";
   if (!CheckObject(j, p,
                    {"mode", "interval", "minSamples", "confidence", "maxExtensions",
@@ -540,18 +541,17 @@ void ParseAnalysis(const Json& j, AnalysisSpec& out, absl::Duration step_duratio
       for (size_t i = 0; i < m->size(); ++i) {
         const Json& e = (*m)[i];
         const std::string ep = absl::StrCat(mp, "[", i, "]");
-        if (!CheckObject(e, ep, {"name", "maxRegressionPercent", "minImprovementPercent",
-                                 "required"},
+        if (!CheckObject(e, ep,
+                         {"name", "maxRegressionPercent", "minImprovementPercent", "required"},
                          errors)) {
           continue;
         }
         MetricSpec metric;
-        std::optional<size_t> name =
-            GetEnum(e, "name", ep,
-                    {"latencyP50", "latencyP99", "latencyP999", "throughput", "errorRate",
-                     "cpuPerRequest", "cpuThrottling", "runQueueDelay", "listenOverflows",
-                     "retransmits"},
-                    errors);
+        std::optional<size_t> name = GetEnum(
+            e, "name", ep,
+            {"latencyP50", "latencyP99", "latencyP999", "throughput", "errorRate", "cpuPerRequest",
+             "cpuThrottling", "runQueueDelay", "listenOverflows", "retransmits"},
+            errors);
         if (!name) {
           if (Field(e, "name") == nullptr) errors.Add(Path(ep, "name"), "is required");
           continue;
@@ -585,8 +585,7 @@ void ParseAnalysis(const Json& j, AnalysisSpec& out, absl::Duration step_duratio
 void ParseRollout(const Json& j, RolloutSpec& out, Errors& errors) {
   const std::string p = "spec.rollout";
   if (!CheckObject(j, p,
-                   {"steps", "stepDuration", "progressDeadline", "paused", "hpaPolicy",
-                    "analysis"},
+                   {"steps", "stepDuration", "progressDeadline", "paused", "hpaPolicy", "analysis"},
                    errors)) {
     return;
   }
@@ -619,7 +618,8 @@ void ParseRollout(const Json& j, RolloutSpec& out, Errors& errors) {
         }
         if (steps.back() != 100) {
           errors.Add(sp, absl::StrCat("must end at 100 (the whole Deployment on the tuning), "
-                                      "but ends at ", steps.back()));
+                                      "but ends at ",
+                                      steps.back()));
           ok = false;
         }
       }
@@ -688,8 +688,8 @@ void PutTime(Json& j, const char* key, absl::Time t) {
 absl::StatusOr<absl::Duration> ParseGoDuration(absl::string_view text) {
   // The CRD's pattern: ([0-9]+(\.[0-9]+)?(ms|s|m|h))+
   auto bad = [&] {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "\"", text, "\" is not a duration; write e.g. 30s, 2m, 1h30m or 500ms"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("\"", text, "\" is not a duration; write e.g. 30s, 2m, 1h30m or 500ms"));
   };
   if (text.empty()) return bad();
   size_t i = 0;
@@ -757,9 +757,9 @@ absl::string_view PhaseName(Phase phase) {
 }
 
 std::optional<Phase> ParsePhase(absl::string_view name) {
-  for (Phase p : {Phase::kPending, Phase::kEnrolling, Phase::kProgressing, Phase::kPaused,
-                  Phase::kPromoting, Phase::kPromoted, Phase::kRollingBack, Phase::kRolledBack,
-                  Phase::kFailed}) {
+  for (Phase p :
+       {Phase::kPending, Phase::kEnrolling, Phase::kProgressing, Phase::kPaused, Phase::kPromoting,
+        Phase::kPromoted, Phase::kRollingBack, Phase::kRolledBack, Phase::kFailed}) {
     if (PhaseName(p) == name) return p;
   }
   return std::nullopt;
@@ -860,8 +860,7 @@ absl::StatusOr<Profile> ParseProfile(const Json& object) {
     }
   }
   const Json* spec = Field(object, "spec");
-  p.spec = spec == nullptr ? absl::InvalidArgumentError("spec: is required")
-                           : ParseSpec(*spec);
+  p.spec = spec == nullptr ? absl::InvalidArgumentError("spec: is required") : ParseSpec(*spec);
   if (const Json* s = Field(object, "status")) p.status = ParseStatus(*s);
   return p;
 }
@@ -899,9 +898,8 @@ RolloutStatus ParseStatus(const Json& j) {
     s.handled.retry = StringAt(*h, "retry");
   }
   if (const Json* t = Field(j, "lastTransition"); t != nullptr && t->is_object()) {
-    s.last_transition = Transition{StringAt(*t, "from"), StringAt(*t, "to"),
-                                   StringAt(*t, "reason"), StringAt(*t, "message"),
-                                   TimeAt(*t, "time")};
+    s.last_transition = Transition{StringAt(*t, "from"), StringAt(*t, "to"), StringAt(*t, "reason"),
+                                   StringAt(*t, "message"), TimeAt(*t, "time")};
   }
   if (const Json* d = Field(j, "lastDecision"); d != nullptr && d->is_object()) {
     Decision dec;
@@ -920,10 +918,9 @@ RolloutStatus ParseStatus(const Json& j) {
   if (const Json* c = Field(j, "conditions"); c != nullptr && c->is_array()) {
     for (const Json& e : *c) {
       if (!e.is_object() || StringAt(e, "type").empty()) continue;
-      s.conditions.push_back(Condition{StringAt(e, "type"), StringAt(e, "status"),
-                                       StringAt(e, "reason"), StringAt(e, "message"),
-                                       IntAt(e, "observedGeneration"),
-                                       TimeAt(e, "lastTransitionTime")});
+      s.conditions.push_back(Condition{
+          StringAt(e, "type"), StringAt(e, "status"), StringAt(e, "reason"), StringAt(e, "message"),
+          IntAt(e, "observedGeneration"), TimeAt(e, "lastTransitionTime")});
     }
   }
   return s;

@@ -13,11 +13,11 @@
 #include <map>
 #include <optional>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "nlohmann/json.hpp"
 
@@ -33,10 +33,10 @@ inline constexpr char kFinalizer[] = "booster.dev/finalizer";
 
 // Annotations on the profile that drive a rollout by hand (kubectl annotate). The one-shot
 // ones act once per distinct value; the value acted on is kept in status.handled.
-inline constexpr char kAnnotationPaused[] = "booster.dev/paused";          // "true"
+inline constexpr char kAnnotationPaused[] = "booster.dev/paused";           // "true"
 inline constexpr char kAnnotationPromoteNow[] = "booster.dev/promote-now";  // any token
-inline constexpr char kAnnotationAbort[] = "booster.dev/abort";            // any token
-inline constexpr char kAnnotationRetry[] = "booster.dev/retry";            // any token
+inline constexpr char kAnnotationAbort[] = "booster.dev/abort";             // any token
+inline constexpr char kAnnotationRetry[] = "booster.dev/retry";             // any token
 
 enum class CpuPlacement { kNone, kSpread, kWholeCores, kPinned };
 enum class NumaPolicy { kNone, kPreferred, kAlign, kBind };

@@ -108,8 +108,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadSpec{"UnknownContainer",
                 R"({"targetRef": {"kind": "Deployment", "name": "web", "containers": ["a", "a"]}})",
                 "lists \"a\" twice"},
-        BadSpec{"UnknownField", R"({)" TARGET R"(, "tunning": {}})",
-                "spec.tunning: unknown field"},
+        BadSpec{"UnknownField", R"({)" TARGET R"(, "tunning": {}})", "spec.tunning: unknown field"},
         BadSpec{"Placement", R"({)" TARGET R"(, "tuning": {"cpu": {"placement": "cores"}}})",
                 "spec.tuning.cpu.placement: unsupported value \"cores\"; use one of none, "
                 "spread, whole-cores, pinned"},
@@ -184,16 +183,13 @@ INSTANTIATE_TEST_SUITE_P(
         BadSpec{"MetricName",
                 R"({)" TARGET R"(, "rollout": {"analysis": {"metrics": [{"name": "p99"}]}}})",
                 "unsupported value \"p99\""},
-        BadSpec{"MetricTwice",
-                R"({)" TARGET R"(, "rollout": {"analysis": {"metrics": [
+        BadSpec{"MetricTwice", R"({)" TARGET R"(, "rollout": {"analysis": {"metrics": [
                    {"name": "latencyP99"}, {"name": "latencyP99"}]}}})",
                 "metric latencyP99 is listed twice"},
-        BadSpec{"IntervalLongerThanStep",
-                R"({)" TARGET R"(, "rollout": {"stepDuration": "30s",
+        BadSpec{"IntervalLongerThanStep", R"({)" TARGET R"(, "rollout": {"stepDuration": "30s",
                    "analysis": {"interval": "1m"}}})",
                 "a step would end before its first window"},
-        BadSpec{"Confidence",
-                R"({)" TARGET R"(, "rollout": {"analysis": {"confidence": 1.5}}})",
+        BadSpec{"Confidence", R"({)" TARGET R"(, "rollout": {"analysis": {"confidence": 1.5}}})",
                 "confidence: must be between 0.5 and 0.9999"}),
     [](const ::testing::TestParamInfo<BadSpec>& param_info) {
       return std::string(param_info.param.name);
@@ -212,8 +208,8 @@ TEST(ParseSpecTest, ReportsEveryProblemAtOnce) {
 }
 
 TEST(ParseSpecTest, ShortStepShrinksTheDefaultWindow) {
-  absl::StatusOr<ProfileSpec> spec = ParseSpec(
-      J(R"({"targetRef": {"kind": "Deployment", "name": "web"},
+  absl::StatusOr<ProfileSpec> spec =
+      ParseSpec(J(R"({"targetRef": {"kind": "Deployment", "name": "web"},
            "rollout": {"stepDuration": "5s"}})"));
   ASSERT_TRUE(spec.ok()) << spec.status();
   EXPECT_EQ(spec->rollout.analysis.interval, absl::Seconds(5));
@@ -241,12 +237,9 @@ TEST(DurationTest, ParsesGoSyntax) {
   struct Case {
     const char* text;
     absl::Duration want;
-  } cases[] = {{"30s", absl::Seconds(30)},
-               {"2m", absl::Minutes(2)},
-               {"1h30m", absl::Minutes(90)},
-               {"1.5s", absl::Milliseconds(1500)},
-               {"250ms", absl::Milliseconds(250)},
-               {"1m30s", absl::Seconds(90)}};
+  } cases[] = {{"30s", absl::Seconds(30)},         {"2m", absl::Minutes(2)},
+               {"1h30m", absl::Minutes(90)},       {"1.5s", absl::Milliseconds(1500)},
+               {"250ms", absl::Milliseconds(250)}, {"1m30s", absl::Seconds(90)}};
   for (const Case& c : cases) {
     absl::StatusOr<absl::Duration> d = ParseGoDuration(c.text);
     ASSERT_TRUE(d.ok()) << c.text << ": " << d.status();
@@ -283,8 +276,12 @@ RolloutStatus FullStatus() {
   s.handled = HandledControls{"a1", "p1", "r1"};
   s.last_transition = Transition{"Progressing", "Progressing", "StepPassed", "step 1 passed",
                                  absl::FromUnixSeconds(1'700'000'100)};
-  s.last_decision = Decision{"Pass", 1, "StepDurationElapsed", "ok",
-                             absl::FromUnixSeconds(1'700'000'100), {{"observed", "2m"}}};
+  s.last_decision = Decision{"Pass",
+                             1,
+                             "StepDurationElapsed",
+                             "ok",
+                             absl::FromUnixSeconds(1'700'000'100),
+                             {{"observed", "2m"}}};
   s.conditions.push_back(Condition{"Ready", "False", "Progressing", "step 2", 7,
                                    absl::FromUnixSeconds(1'700'000'000)});
   return s;

@@ -19,9 +19,9 @@ int32_t Int32At(const Json& j, const char* pointer) {
   if (!j.contains(p)) return 0;
   const Json& v = j.at(p);
   if (!v.is_number_integer()) return 0;
-  int64_t i = v.is_number_unsigned() ? static_cast<int64_t>(std::min<uint64_t>(
-                                           v.get<uint64_t>(), INT32_MAX))
-                                     : v.get<int64_t>();
+  int64_t i = v.is_number_unsigned()
+                  ? static_cast<int64_t>(std::min<uint64_t>(v.get<uint64_t>(), INT32_MAX))
+                  : v.get<int64_t>();
   return static_cast<int32_t>(std::clamp<int64_t>(i, 0, INT32_MAX));
 }
 
@@ -29,7 +29,8 @@ int64_t Int64At(const Json& j, const char* pointer) {
   Json::json_pointer p(pointer);
   if (!j.contains(p)) return 0;
   const Json& v = j.at(p);
-  if (v.is_number_unsigned()) return static_cast<int64_t>(std::min<uint64_t>(v.get<uint64_t>(), INT64_MAX));
+  if (v.is_number_unsigned())
+    return static_cast<int64_t>(std::min<uint64_t>(v.get<uint64_t>(), INT64_MAX));
   return v.is_number_integer() ? v.get<int64_t>() : 0;
 }
 
@@ -107,9 +108,8 @@ class TargetPatch {
   }
   TargetPatch& SetAnnotation(absl::string_view key, const std::string& value) {
     EnsureAnnotations();
-    ops_.push_back({{"op", "add"},
-                    {"path", "/metadata/annotations/" + PointerKey(key)},
-                    {"value", value}});
+    ops_.push_back(
+        {{"op", "add"}, {"path", "/metadata/annotations/" + PointerKey(key)}, {"value", value}});
     return *this;
   }
   TargetPatch& RemoveAnnotation(absl::string_view key) {
@@ -126,8 +126,7 @@ class TargetPatch {
     if (!target_.object.contains("metadata") ||
         !target_.object["metadata"].contains("annotations") ||
         !target_.object["metadata"]["annotations"].is_object()) {
-      ops_.push_back(
-          {{"op", "add"}, {"path", "/metadata/annotations"}, {"value", Json::object()}});
+      ops_.push_back({{"op", "add"}, {"path", "/metadata/annotations"}, {"value", Json::object()}});
     }
   }
 
@@ -138,8 +137,8 @@ class TargetPatch {
 
 class Machine {
  public:
-  Machine(const Profile& profile, const Observations& obs, VerdictSource& verdicts,
-          absl::Time now, const MutationOptions& opts)
+  Machine(const Profile& profile, const Observations& obs, VerdictSource& verdicts, absl::Time now,
+          const MutationOptions& opts)
       : p_(profile), obs_(obs), verdicts_(verdicts), now_(now), opts_(opts), s_(profile.status) {}
 
   Plan Run();
@@ -149,13 +148,10 @@ class Machine {
   const DeploymentView& target() const { return obs_.target; }
   const DeploymentView& canary() const { return obs_.canary; }
   int64_t gen() const { return p_.meta.generation; }
-  std::string TargetName() const {
-    return p_.spec.ok() ? spec().target_ref.name : target().name;
-  }
+  std::string TargetName() const { return p_.spec.ok() ? spec().target_ref.name : target().name; }
   EnrollContext Ctx() const {
     return EnrollContext{p_.meta.namespace_, p_.meta.name,
-                         p_.spec.ok() ? spec().target_ref.containers
-                                      : std::vector<std::string>{}};
+                         p_.spec.ok() ? spec().target_ref.containers : std::vector<std::string>{}};
   }
   std::string Annotation(const char* key) const {
     auto it = p_.meta.annotations.find(key);
@@ -168,9 +164,11 @@ class Machine {
 
   void To(Phase to, std::string reason, std::string message, bool warning = false);
   void Event(bool warning, std::string reason, std::string message);
-  void Requeue(absl::Duration d) { requeue_ = std::min(requeue_, std::max(d, absl::Milliseconds(100))); }
+  void Requeue(absl::Duration d) {
+    requeue_ = std::min(requeue_, std::max(d, absl::Milliseconds(100)));
+  }
   void SetCond(absl::string_view type, bool status, absl::string_view reason,
-                 absl::string_view message) {
+               absl::string_view message) {
     SetCondition(s_.conditions, type, status ? "True" : "False", reason, message, gen(), now_);
   }
 
@@ -380,14 +378,13 @@ void Machine::FollowExternalScale() {
   s_.stable_replicas = s_.total_replicas - s_.canary_replicas;
   Event(false, "ReplicasFollowed",
         absl::StrCat("Deployment ", TargetName(), " was scaled to ", target().spec_replicas,
-                     " by someone else; the rollout now splits ", s_.total_replicas,
-                     " replicas: ", s_.stable_replicas, " stable, ", s_.canary_replicas,
-                     " canary"));
+                     " by someone else; the rollout now splits ", s_.total_replicas, " replicas: ",
+                     s_.stable_replicas, " stable, ", s_.canary_replicas, " canary"));
 }
 
 void Machine::Finalize() {
   SetCond(kConditionReady, false, "Finalizing",
-            "the profile is being deleted; restoring the target");
+          "the profile is being deleted; restoring the target");
   bool done = true;
   if (canary().exists) {
     PushDeleteCanary();
@@ -456,18 +453,17 @@ void Machine::HandleInvalidSpec() {
 // Returns false when the rollout cannot go on because the target is gone.
 bool Machine::CheckTarget() {
   const DeploymentView& t = target();
-  const bool replaced = t.exists && !s_.target_uid.empty() && t.uid != s_.target_uid &&
-                        InFlight(s_.phase);
+  const bool replaced =
+      t.exists && !s_.target_uid.empty() && t.uid != s_.target_uid && InFlight(s_.phase);
   if (t.exists && !replaced) {
     SetCond(kConditionTargetFound, true, "Found",
-              absl::StrCat("Deployment ", TargetName(), " found"));
+            absl::StrCat("Deployment ", TargetName(), " found"));
     return true;
   }
-  std::string msg =
-      replaced ? absl::StrCat("Deployment ", TargetName(),
-                              " was deleted and re-created during the rollout")
-               : absl::StrCat("Deployment ", TargetName(), " not found in namespace ",
-                              p_.meta.namespace_);
+  std::string msg = replaced ? absl::StrCat("Deployment ", TargetName(),
+                                            " was deleted and re-created during the rollout")
+                             : absl::StrCat("Deployment ", TargetName(), " not found in namespace ",
+                                            p_.meta.namespace_);
   SetCond(kConditionTargetFound, false, replaced ? "Replaced" : "NotFound", msg);
   if (InFlight(s_.phase)) {
     s_.canary_replicas = 0;
@@ -546,8 +542,9 @@ void Machine::Enrolling() {
   const std::string abort = Annotation(kAnnotationAbort);
   if (!abort.empty() && abort != s_.handled.abort) {
     s_.handled.abort = abort;
-    StartRollback("Aborted", "aborted by annotation during enrollment; the original pod "
-                             "template is restored",
+    StartRollback("Aborted",
+                  "aborted by annotation during enrollment; the original pod "
+                  "template is restored",
                   RestoreTemplate::kOriginal);
     return;
   }
@@ -576,11 +573,12 @@ void Machine::Enrolling() {
     return;
   }
   if (now_ - s_.phase_start_time > spec().rollout.progress_deadline) {
-    StartRollback("ProgressDeadlineExceeded",
-                  absl::StrCat("the enrolled pods of Deployment ", t.name, " were not ready within ",
-                               FormatGoDuration(spec().rollout.progress_deadline),
-                               "; the original pod template is restored"),
-                  RestoreTemplate::kOriginal);
+    StartRollback(
+        "ProgressDeadlineExceeded",
+        absl::StrCat("the enrolled pods of Deployment ", t.name, " were not ready within ",
+                     FormatGoDuration(spec().rollout.progress_deadline),
+                     "; the original pod template is restored"),
+        RestoreTemplate::kOriginal);
     return;
   }
   Requeue(kWaitForPods);
@@ -601,8 +599,9 @@ void Machine::Progressing() {
     s_.handled.promote_now = promote;
     s_.step_start_time = now_;
     To(Phase::kPromoting, "PromotedByHand",
-       absl::StrCat("promote-now at step ", s_.current_step, ": the remaining steps and the "
-                                                              "analysis are skipped"));
+       absl::StrCat("promote-now at step ", s_.current_step,
+                    ": the remaining steps and the "
+                    "analysis are skipped"));
     return;
   }
   std::string why;
@@ -628,13 +627,13 @@ void Machine::Progressing() {
                      Settled(target(), s_.stable_replicas, "");
   if (!ready) {
     if (now_ - s_.step_start_time > spec().rollout.progress_deadline) {
-      StartRollback("ProgressDeadlineExceeded",
-                    absl::StrCat("step ", s_.current_step, ": the pods were not ready within ",
-                                 FormatGoDuration(spec().rollout.progress_deadline), " (canary ",
-                                 canary().available_replicas, "/", s_.canary_replicas,
-                                 " available, target ", target().available_replicas, "/",
-                                 s_.stable_replicas, ")"),
-                    RestoreTemplate::kNone);
+      StartRollback(
+          "ProgressDeadlineExceeded",
+          absl::StrCat("step ", s_.current_step, ": the pods were not ready within ",
+                       FormatGoDuration(spec().rollout.progress_deadline), " (canary ",
+                       canary().available_replicas, "/", s_.canary_replicas, " available, target ",
+                       target().available_replicas, "/", s_.stable_replicas, ")"),
+          RestoreTemplate::kNone);
       return;
     }
     s_.analysis_start_time = absl::InfinitePast();
@@ -654,8 +653,8 @@ void Machine::Progressing() {
   req.now = now_;
   Verdict v = verdicts_.Judge(req);
   auto record = [&](absl::string_view verdict) {
-    s_.last_decision = Decision{std::string(verdict), s_.current_step, v.reason, v.message, now_,
-                                v.evidence};
+    s_.last_decision =
+        Decision{std::string(verdict), s_.current_step, v.reason, v.message, now_, v.evidence};
   };
   const int steps = static_cast<int>(spec().rollout.steps.size());
   auto advance = [&](std::string reason, std::string message) {
@@ -690,16 +689,15 @@ void Machine::Progressing() {
         ++s_.extensions;
         Event(false, "StepExtended",
               absl::StrCat("step ", s_.current_step, " inconclusive (", v.message,
-                           "); extended by ", FormatGoDuration(spec().rollout.step_duration),
-                           " (", s_.extensions, " of ",
-                           spec().rollout.analysis.max_extensions, ")"));
+                           "); extended by ", FormatGoDuration(spec().rollout.step_duration), " (",
+                           s_.extensions, " of ", spec().rollout.analysis.max_extensions, ")"));
         Requeue(spec().rollout.step_duration);
         return;
       }
       if (spec().rollout.analysis.on_inconclusive == InconclusivePolicy::kPromote) {
         advance("InconclusiveAccepted",
-                absl::StrCat("step ", s_.current_step, " still inconclusive after ",
-                             s_.extensions, " extensions; onInconclusive is Promote"));
+                absl::StrCat("step ", s_.current_step, " still inconclusive after ", s_.extensions,
+                             " extensions; onInconclusive is Promote"));
       } else {
         StartRollback("AnalysisInconclusive",
                       absl::StrCat("step ", s_.current_step, " still inconclusive after ",
@@ -716,8 +714,8 @@ void Machine::Paused() {
   const std::string abort = Annotation(kAnnotationAbort);
   if (!abort.empty() && abort != s_.handled.abort) {
     s_.handled.abort = abort;
-    StartRollback("Aborted", absl::StrCat("aborted by annotation while paused at step ",
-                                          s_.current_step),
+    StartRollback("Aborted",
+                  absl::StrCat("aborted by annotation while paused at step ", s_.current_step),
                   RestoreTemplate::kNone);
     return;
   }
@@ -734,8 +732,8 @@ void Machine::Paused() {
   // Resuming restarts the current step's observation window.
   EnterStep(std::max(1, s_.current_step));
   To(Phase::kProgressing, "Resumed",
-     absl::StrCat("resumed at step ", s_.current_step, ": ", s_.canary_weight,
-                  "% on the canary (", s_.canary_replicas, " of ", s_.total_replicas, ")"));
+     absl::StrCat("resumed at step ", s_.current_step, ": ", s_.canary_weight, "% on the canary (",
+                  s_.canary_replicas, " of ", s_.total_replicas, ")"));
 }
 
 void Machine::Promoting() {
@@ -743,8 +741,9 @@ void Machine::Promoting() {
   const std::string abort = Annotation(kAnnotationAbort);
   if (!abort.empty() && abort != s_.handled.abort) {
     s_.handled.abort = abort;
-    StartRollback("Aborted", "aborted by annotation during promotion; the template promotion "
-                             "replaced is written back",
+    StartRollback("Aborted",
+                  "aborted by annotation during promotion; the template promotion "
+                  "replaced is written back",
                   RestoreTemplate::kBaseline);
     return;
   }
@@ -761,9 +760,9 @@ void Machine::Promoting() {
   const std::string marker = TemplateMarker(*promoted);
   const int32_t n = s_.total_replicas;
   const int32_t h = s_.stable_replicas;
-  const bool canary_settled =
-      s_.canary_replicas == 0 ? (!canary().exists || canary().spec_replicas == 0)
-                              : canary().exists && canary().spec_replicas == s_.canary_replicas;
+  const bool canary_settled = s_.canary_replicas == 0
+                                  ? (!canary().exists || canary().spec_replicas == 0)
+                                  : canary().exists && canary().spec_replicas == s_.canary_replicas;
   if (Settled(target(), h, marker) && canary_settled) {
     if (h >= n) {
       s_.target_template_hash = TemplateHash(target().pod_template);
@@ -784,12 +783,12 @@ void Machine::Promoting() {
   }
   if (now_ - s_.step_start_time > spec().rollout.progress_deadline) {
     s_.restore_template = RestoreTemplate::kBaseline;
-    StartRollback("ProgressDeadlineExceeded",
-                  absl::StrCat("the promoted pods of Deployment ", TargetName(),
-                               " were not ready within ",
-                               FormatGoDuration(spec().rollout.progress_deadline),
-                               "; the previous template is written back"),
-                  RestoreTemplate::kBaseline);
+    StartRollback(
+        "ProgressDeadlineExceeded",
+        absl::StrCat("the promoted pods of Deployment ", TargetName(), " were not ready within ",
+                     FormatGoDuration(spec().rollout.progress_deadline),
+                     "; the previous template is written back"),
+        RestoreTemplate::kBaseline);
     return;
   }
   Requeue(kWaitForPods);
@@ -823,9 +822,9 @@ void Machine::RollingBack() {
   }
   if (now_ - s_.phase_start_time > spec().rollout.progress_deadline) {
     SetCond(kConditionProgressing, false, "RollbackStalled",
-              absl::StrCat("the rollback has not settled within ",
-                           FormatGoDuration(spec().rollout.progress_deadline),
-                           "; check the target's pods"));
+            absl::StrCat("the rollback has not settled within ",
+                         FormatGoDuration(spec().rollout.progress_deadline),
+                         "; check the target's pods"));
   }
   Requeue(kWaitForPods);
 }
@@ -1003,10 +1002,9 @@ void Machine::FinishConditions() {
   if (!stalled) {
     const bool moving = ph == Phase::kEnrolling || ph == Phase::kProgressing ||
                         ph == Phase::kPromoting || ph == Phase::kRollingBack;
-    std::string msg =
-        ph == Phase::kProgressing
-            ? absl::StrCat("step ", s_.current_step, ": ", s_.canary_weight, "% on the canary")
-            : std::string(PhaseName(ph));
+    std::string msg = ph == Phase::kProgressing ? absl::StrCat("step ", s_.current_step, ": ",
+                                                               s_.canary_weight, "% on the canary")
+                                                : std::string(PhaseName(ph));
     SetCond(kConditionProgressing, moving, std::string(PhaseName(ph)), msg);
   }
   if (obs_.hpa_name.empty()) {
@@ -1014,14 +1012,13 @@ void Machine::FinishConditions() {
       SetCond(kConditionHpaDetected, false, "NoHPA", "");
     }
   } else {
-    std::string policy = p_.spec.ok() ? (spec().rollout.hpa_policy == HpaPolicy::kFollow ? "Follow"
-                                         : spec().rollout.hpa_policy == HpaPolicy::kPause
-                                             ? "Pause"
-                                             : "Fixed")
+    std::string policy = p_.spec.ok() ? (spec().rollout.hpa_policy == HpaPolicy::kFollow  ? "Follow"
+                                         : spec().rollout.hpa_policy == HpaPolicy::kPause ? "Pause"
+                                                                                          : "Fixed")
                                       : "unknown";
     SetCond(kConditionHpaDetected, true, "HPATargetsDeployment",
-              absl::StrCat("HorizontalPodAutoscaler ", obs_.hpa_name,
-                           " scales the target; hpaPolicy ", policy, " applies"));
+            absl::StrCat("HorizontalPodAutoscaler ", obs_.hpa_name,
+                         " scales the target; hpaPolicy ", policy, " applies"));
   }
 }
 
@@ -1193,13 +1190,12 @@ Json CanaryDeployment(const ProfileMeta& meta, const DeploymentView& target,
                  {{"app.kubernetes.io/managed-by", "booster-operator"},
                   {"booster.dev/profile", meta.name},
                   {kArmLabel, kArmCanary}}},
-                {"ownerReferences",
-                 Json::array({{{"apiVersion", kApiVersion},
-                               {"kind", kKind},
-                               {"name", meta.name},
-                               {"uid", meta.uid},
-                               {"controller", true},
-                               {"blockOwnerDeletion", true}}})}}},
+                {"ownerReferences", Json::array({{{"apiVersion", kApiVersion},
+                                                  {"kind", kKind},
+                                                  {"name", meta.name},
+                                                  {"uid", meta.uid},
+                                                  {"controller", true},
+                                                  {"blockOwnerDeletion", true}}})}}},
               {"spec", spec}};
 }
 

@@ -23,9 +23,9 @@
 #include <map>
 #include <optional>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
 
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "operator/rollout/pod_template.h"
 #include "operator/rollout/profile.h"
@@ -78,9 +78,9 @@ absl::string_view ActionTypeName(ActionType type);
 
 struct Action {
   ActionType type = ActionType::kRequeueAfter;
-  std::string name;       // the Deployment the action is about
-  int32_t replicas = -1;  // replicas the action sets, -1 = unchanged
-  Json body;              // JSON Patch (RFC 6902) for the target, or the canary manifest
+  std::string name;        // the Deployment the action is about
+  int32_t replicas = -1;   // replicas the action sets, -1 = unchanged
+  Json body;               // JSON Patch (RFC 6902) for the target, or the canary manifest
   std::string event_type;  // "Normal" / "Warning"
   std::string reason;
   std::string message;

@@ -49,8 +49,8 @@ class Sim {
                 {"spec", spec}};
     target_ = {{"apiVersion", "apps/v1"},
                {"kind", "Deployment"},
-               {"metadata", {{"name", "web"}, {"namespace", "shop"}, {"uid", "target-uid"},
-                             {"generation", 1}}},
+               {"metadata",
+                {{"name", "web"}, {"namespace", "shop"}, {"uid", "target-uid"}, {"generation", 1}}},
                {"spec",
                 {{"replicas", replicas},
                  {"selector", {{"matchLabels", {{"app", "web"}}}}},
@@ -276,9 +276,10 @@ TEST(ReconcileTest, HappyPathEnrollsStepsPromotes) {
   EXPECT_EQ(TemplateMarker(sim.target()["spec"]["template"]), TemplateMarker(Promoted(sim)));
   EXPECT_EQ(TemplateArm(sim.target()["spec"]["template"]), kArmPromoted);
   // The original template is kept for unenrollment.
-  EXPECT_EQ(Json::parse(sim.target()["metadata"]["annotations"][kOriginalTemplateAnnotation]
-                            .get<std::string>()),
-            OriginalTemplate());
+  EXPECT_EQ(
+      Json::parse(
+          sim.target()["metadata"]["annotations"][kOriginalTemplateAnnotation].get<std::string>()),
+      OriginalTemplate());
 
   RolloutStatus s = sim.status();
   EXPECT_EQ(s.total_replicas, 10);
@@ -334,8 +335,8 @@ TEST(ReconcileTest, AddsTheFinalizerBeforeTouchingAnything) {
   sim.profile()["metadata"].erase("finalizers");
   TimeVerdictSource verdicts;
   Plan p = sim.Step(verdicts);
-  EXPECT_EQ(Types(p), (std::vector<ActionType>{ActionType::kAddFinalizer,
-                                               ActionType::kRequeueAfter}));
+  EXPECT_EQ(Types(p),
+            (std::vector<ActionType>{ActionType::kAddFinalizer, ActionType::kRequeueAfter}));
   EXPECT_EQ(sim.phase(), Phase::kPending);
   p = sim.Step(verdicts);
   EXPECT_EQ(sim.phase(), Phase::kEnrolling);
@@ -378,9 +379,9 @@ TEST(ReconcileTest, EveryTargetPatchTestsTheUid) {
 
 TEST(ReconcileTest, FailedVerdictRollsBackReplicasAndKeepsTheTemplate) {
   Sim sim(10);
-  ScriptedVerdictSource verdicts({MakeVerdict(VerdictKind::kPass, "Ok", "fine"),
-                                  MakeVerdict(VerdictKind::kFail, "LatencyRegressed",
-                                              "p99 12% worse")});
+  ScriptedVerdictSource verdicts(
+      {MakeVerdict(VerdictKind::kPass, "Ok", "fine"),
+       MakeVerdict(VerdictKind::kFail, "LatencyRegressed", "p99 12% worse")});
   Drive(sim, verdicts, [&] { return sim.status().current_step == 2; });
   sim.Step(verdicts);  // step 2 verdict: Fail
   EXPECT_EQ(sim.phase(), Phase::kRollingBack);
@@ -447,8 +448,8 @@ TEST(ReconcileTest, PromoteNowSkipsTheRemainingSteps) {
   sim.SetAnnotation(kAnnotationPromoteNow, "go");
   sim.Step(verdicts);
   EXPECT_EQ(sim.phase(), Phase::kPromoting);
-  Drive(sim, verdicts, [&] { return sim.phase() == Phase::kPromoted; }, 200,
-        absl::Seconds(1));
+  Drive(
+      sim, verdicts, [&] { return sim.phase() == Phase::kPromoted; }, 200, absl::Seconds(1));
   EXPECT_EQ(sim.TargetReplicas(), 10);
   EXPECT_TRUE(sim.canary().is_null());
   EXPECT_EQ(TemplateArm(sim.target()["spec"]["template"]), kArmPromoted);
@@ -458,7 +459,8 @@ TEST(ReconcileTest, PromoteNowSkipsTheRemainingSteps) {
 TEST(ReconcileTest, PromotionHandsPodsOverInBatchesWithinN) {
   Sim sim(8);
   TimeVerdictSource verdicts;
-  Drive(sim, verdicts, [&] { return sim.phase() == Phase::kPromoting; }, 300);
+  Drive(
+      sim, verdicts, [&] { return sim.phase() == Phase::kPromoting; }, 300);
   std::vector<int32_t> target_counts;
   for (int i = 0; i < 50 && sim.phase() == Phase::kPromoting; ++i) {
     sim.Step(verdicts, true, SIZE_MAX, [&] { EXPECT_LE(sim.Total(), 8); });
@@ -564,7 +566,8 @@ TEST(ReconcileTest, PromotionPastTheDeadlineWritesTheBaselineBack) {
   TimeVerdictSource verdicts;
   Drive(sim, verdicts, [&] { return sim.phase() == Phase::kProgressing; });
   const Json baseline = sim.target()["spec"]["template"];
-  Drive(sim, verdicts, [&] { return sim.phase() == Phase::kPromoting; }, 300);
+  Drive(
+      sim, verdicts, [&] { return sim.phase() == Phase::kPromoting; }, 300);
   ASSERT_EQ(TemplateArm(sim.target()["spec"]["template"]), kArmPromoted);
   sim.Step(verdicts, false);  // first batch asked for; the promoted pods never come up
   sim.Unsettle(sim.target());
@@ -605,8 +608,8 @@ TEST(ReconcileTest, NextRolloutAfterAnEditUsesTheEditedTemplateAsOriginal) {
   sim.SetAnnotation(kAnnotationRetry, "again");
   Drive(sim, verdicts, [&] { return sim.phase() == Phase::kProgressing; });
   EXPECT_EQ(sim.canary()["spec"]["template"]["spec"]["containers"][0]["image"], "web:2");
-  Json original = Json::parse(sim.target()["metadata"]["annotations"][kOriginalTemplateAnnotation]
-                                  .get<std::string>());
+  Json original = Json::parse(
+      sim.target()["metadata"]["annotations"][kOriginalTemplateAnnotation].get<std::string>());
   EXPECT_EQ(original["spec"]["containers"][0]["image"], "web:2");
   EXPECT_FALSE(IsEnrolled(original));
 }
@@ -740,7 +743,8 @@ TEST(ReconcileTest, InvalidSpecMidRolloutHoldsThenContinues) {
   EXPECT_EQ(sim.phase(), Phase::kProgressing);
   EXPECT_EQ(sim.CanaryReplicas(), 5);
   sim.EditSpec([](Json& s) { s["rollout"]["steps"] = Json::array({10, 50, 100}); });
-  Drive(sim, verdicts, [&] { return sim.phase() == Phase::kPromoted; }, 300);
+  Drive(
+      sim, verdicts, [&] { return sim.phase() == Phase::kPromoted; }, 300);
 }
 
 TEST(ReconcileTest, TuningChangedMidRolloutRestartsAtStepOne) {
@@ -760,16 +764,19 @@ TEST(ReconcileTest, TuningChangedMidRolloutRestartsAtStepOne) {
 TEST(ReconcileTest, ChangingTheTuningAfterPromotionStartsANewRolloutFromThePromotedBaseline) {
   Sim sim(4);
   TimeVerdictSource verdicts;
-  Drive(sim, verdicts, [&] { return sim.phase() == Phase::kPromoted; }, 300);
+  Drive(
+      sim, verdicts, [&] { return sim.phase() == Phase::kPromoted; }, 300);
   const Json promoted = sim.target()["spec"]["template"];
   sim.EditSpec([](Json& s) { s["tuning"]["runtime"]["preload"]["listenBacklog"] = 1024; });
   Drive(sim, verdicts, [&] { return sim.status().current_step == 1; });
   // The baseline keeps running the promoted tuning; the canary compares the new one.
   EXPECT_EQ(sim.target()["spec"]["template"], promoted);
-  EXPECT_EQ(Json::parse(sim.target()["metadata"]["annotations"][kOriginalTemplateAnnotation]
-                            .get<std::string>()),
-            OriginalTemplate());
-  Drive(sim, verdicts, [&] { return sim.phase() == Phase::kPromoted; }, 300);
+  EXPECT_EQ(
+      Json::parse(
+          sim.target()["metadata"]["annotations"][kOriginalTemplateAnnotation].get<std::string>()),
+      OriginalTemplate());
+  Drive(
+      sim, verdicts, [&] { return sim.phase() == Phase::kPromoted; }, 300);
   const Json& env = sim.target()["spec"]["template"]["spec"]["containers"][0]["env"];
   bool found = false;
   for (const Json& e : env) {
@@ -799,7 +806,8 @@ TEST(ReconcileTest, DeletingTheProfileMidRolloutRestoresTheDeploymentExactly) {
     const Json before = sim.target();
     ScriptedVerdictSource verdicts(
         {MakeVerdict(stop == Phase::kRolledBack ? VerdictKind::kFail : VerdictKind::kPass)});
-    Drive(sim, verdicts, [&] { return sim.phase() == stop; }, 300);
+    Drive(
+        sim, verdicts, [&] { return sim.phase() == stop; }, 300);
     sim.profile()["metadata"]["deletionTimestamp"] = "2027-01-01T00:00:00Z";
     for (int i = 0; i < 20 && !sim.profile_gone(); ++i) {
       sim.Step(verdicts, true, SIZE_MAX, [&] { EXPECT_LE(sim.Total(), 10); });
@@ -828,8 +836,8 @@ enum class Obs {
   kDeadlinePassed,
 };
 
-constexpr Phase kAllPhases[] = {Phase::kPending,     Phase::kEnrolling, Phase::kProgressing,
-                                Phase::kPaused,      Phase::kPromoting, Phase::kPromoted,
+constexpr Phase kAllPhases[] = {Phase::kPending,     Phase::kEnrolling,  Phase::kProgressing,
+                                Phase::kPaused,      Phase::kPromoting,  Phase::kPromoted,
                                 Phase::kRollingBack, Phase::kRolledBack, Phase::kFailed};
 
 // A simulation resting in `phase`: transitional phases with their actions carried out but
@@ -934,6 +942,7 @@ struct Row {
   Phase next[9];
 };
 
+// clang-format off
 constexpr Phase P = Phase::kPending, E = Phase::kEnrolling, G = Phase::kProgressing,
                 U = Phase::kPaused, M = Phase::kPromoting, D = Phase::kPromoted,
                 R = Phase::kRollingBack, B = Phase::kRolledBack, F = Phase::kFailed;
@@ -952,6 +961,7 @@ const Row kTable[] = {
     {Obs::kPause, "Pause",             {E, E, U, U, M, D, R, B, F}},
     {Obs::kDeadlinePassed, "Deadline", {E, R, R, U, R, D, R, B, F}},
 };
+// clang-format on
 
 TEST(ReconcileTableTest, EveryPhaseUnderEveryObservation) {
   for (const Row& row : kTable) {
@@ -976,8 +986,7 @@ TEST(ReconcileTableTest, EveryPhaseUnderEveryObservation) {
       }
       // The profile is never dropped while the target still carries Booster parts.
       if (Has(p, ActionType::kRemoveFinalizer)) {
-        EXPECT_TRUE(sim.target().is_null() ||
-                    !IsEnrolled(sim.target()["spec"]["template"]));
+        EXPECT_TRUE(sim.target().is_null() || !IsEnrolled(sim.target()["spec"]["template"]));
         EXPECT_TRUE(sim.canary().is_null());
       }
       // Invalid spec mid-rollout, and a deleted target, change nothing on the target.
@@ -1040,8 +1049,8 @@ TEST(ReconcilePropertyTest, ReplicasNeverExceedNorDriftAcrossCrashes) {
     spec["rollout"]["steps"] = RandomSteps(rng);
     spec["rollout"]["analysis"] = {{"maxExtensions", 1}};
     Sim sim(n, spec);
-    SCOPED_TRACE(absl::StrCat("scenario ", scenario, " n=", n, " steps=",
-                              spec["rollout"]["steps"].dump()));
+    SCOPED_TRACE(
+        absl::StrCat("scenario ", scenario, " n=", n, " steps=", spec["rollout"]["steps"].dump()));
     std::uniform_real_distribution<double> u(0, 1);
     ScriptedVerdictSource verdicts;
     int token = 0;

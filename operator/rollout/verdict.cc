@@ -31,17 +31,16 @@ Verdict MakeVerdict(VerdictKind kind, std::string reason, std::string message) {
 Verdict TimeVerdictSource::Judge(const VerdictRequest& r) {
   Verdict v;
   absl::Duration window = r.step_duration * (1 + r.extensions);
-  absl::Duration observed = r.analysis_start == absl::InfinitePast()
-                                ? absl::ZeroDuration()
-                                : r.now - r.analysis_start;
+  absl::Duration observed =
+      r.analysis_start == absl::InfinitePast() ? absl::ZeroDuration() : r.now - r.analysis_start;
   v.evidence["judge"] = "time";
   v.evidence["observed"] = FormatGoDuration(absl::Trunc(observed, absl::Seconds(1)));
   v.evidence["required"] = FormatGoDuration(window);
   if (r.analysis_start == absl::InfinitePast() || observed < window) {
     v.kind = VerdictKind::kWait;
     v.reason = "StepInProgress";
-    v.recheck_after = r.analysis_start == absl::InfinitePast() ? r.step_duration
-                                                               : window - observed;
+    v.recheck_after =
+        r.analysis_start == absl::InfinitePast() ? r.step_duration : window - observed;
     v.message = absl::StrCat("step ", r.step, " (", r.weight, "%) observed for ",
                              v.evidence["observed"], " of ", v.evidence["required"]);
     return v;

@@ -12,9 +12,9 @@
 #include <deque>
 #include <map>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
 
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "operator/rollout/profile.h"
 
@@ -32,8 +32,8 @@ absl::string_view VerdictName(VerdictKind kind);
 struct VerdictRequest {
   std::string profile_namespace;
   std::string profile_name;
-  int step = 0;    // 1-based
-  int weight = 0;  // percent of N on the canary
+  int step = 0;                                      // 1-based
+  int weight = 0;                                    // percent of N on the canary
   absl::Time analysis_start = absl::InfinitePast();  // both arms ready since
   int extensions = 0;                                // already granted in this step
   absl::Duration step_duration;
@@ -43,8 +43,8 @@ struct VerdictRequest {
 
 struct Verdict {
   VerdictKind kind = VerdictKind::kWait;
-  std::string reason;   // CamelCase, for the Event and status.lastDecision
-  std::string message;  // one sentence for a human
+  std::string reason;                           // CamelCase, for the Event and status.lastDecision
+  std::string message;                          // one sentence for a human
   std::map<std::string, std::string> evidence;  // figures behind the decision
   absl::Duration recheck_after = absl::Seconds(10);  // for kWait
 };
