@@ -10,7 +10,7 @@ PACKAGES=(
   # product dependencies
   libcpprest-dev libssl-dev libyaml-cpp-dev libhwloc-dev hwloc libnuma-dev numactl
   prometheus-cpp-dev libgrpc++-dev libgrpc-dev protobuf-compiler-grpc
-  libprotobuf-dev protobuf-compiler libabsl-dev
+  libprotobuf-dev protobuf-compiler libabsl-dev nlohmann-json3-dev python3-yaml
   # tests and benchmarks
   libgtest-dev libgmock-dev googletest libbenchmark-dev wrk
   libjemalloc2 libjemalloc-dev libmimalloc2.0 libgoogle-perftools4
