@@ -15,7 +15,6 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
-#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -206,12 +205,19 @@ class AgentIntegrationTest : public ::testing::Test {
     return n;
   }
 
+  // The CPUs of the plan in the first successful "apply" line of the report file.
   std::vector<int> PlannedCpus() {
     std::string text = *ReadFile(dir_ + "/report.jsonl");
-    std::smatch m;
-    std::regex re("\"action\":\"apply\",\"ok\":true.*?\"plan\":\\{\"cpus\":\\[([0-9,]*)\\]");
-    if (!std::regex_search(text, m, re)) return {};
-    return *ParseCpuList(m[1].str());
+    size_t apply = text.find("\"action\":\"apply\",\"ok\":true");
+    if (apply == std::string::npos) return {};
+    const std::string key = "\"plan\":{\"cpus\":[";
+    size_t at = text.find(key, apply);
+    if (at == std::string::npos) return {};
+    size_t begin = at + key.size();
+    size_t end = text.find(']', begin);
+    if (end == std::string::npos) return {};
+    absl::StatusOr<std::vector<int>> cpus = ParseCpuList(text.substr(begin, end - begin));
+    return cpus.ok() ? *cpus : std::vector<int>{};
   }
 
   std::string agent_bin_;
