@@ -47,9 +47,9 @@ struct MutationOptions {
   std::string agent_image = "booster-agent:dev";
   std::string image_pull_policy = "IfNotPresent";
   // Arguments of the sidecar and of the init container (the image's entrypoint is
-  // booster-agent).
-  std::vector<std::string> agent_args = {"run"};
-  std::vector<std::string> install_args = {"install", "--dest=/booster"};
+  // booster-agent; see sidecar/main.cc for its command line). Both use mount_path.
+  std::vector<std::string> agent_args = {"run", "--state-dir=/booster"};
+  std::vector<std::string> install_args = {"install", "/booster"};
   std::string operator_address = "booster-operator.booster-system.svc:9443";
   std::string volume_name = "booster";
   std::string mount_path = "/booster";

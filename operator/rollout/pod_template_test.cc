@@ -85,7 +85,7 @@ TEST(EnrolledTemplateTest, InjectsDormantAgentLibraryVolumeAndLabel) {
 
   const Json* init = Find((*t)["spec"]["initContainers"], kInstallContainer);
   ASSERT_NE(init, nullptr);
-  EXPECT_EQ((*init)["args"], Json::parse(R"(["install", "--dest=/booster"])"));
+  EXPECT_EQ((*init)["args"], Json::parse(R"(["install", "/booster"])"));
   EXPECT_EQ((*init)["image"], opts.agent_image);
 
   const Json& agent = Container(*t, kAgentContainer);
