@@ -160,7 +160,7 @@ def compose_preload(args, allocator):
     """The LD_PRELOAD value, from the project's own helper when it is built."""
     helper = os.path.join(args.build, "runtime", "booster-preload")
     if os.path.exists(helper):
-        return sh([helper, "--allocator", allocator, "--library", args.lib]).strip()
+        return sh([helper, "--allocator", allocator, "--lib", args.lib]).strip()
     return f"{ALLOCATORS[allocator]}:{args.lib}"
 
 
