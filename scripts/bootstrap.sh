@@ -14,7 +14,7 @@ PACKAGES=(
   # tests and benchmarks
   libgtest-dev libgmock-dev googletest libbenchmark-dev wrk
   libjemalloc2 libjemalloc-dev libmimalloc2.0 libgoogle-perftools4
-  python3 redis-server nginx-light iproute2 procps util-linux curl
+  python3 redis-server nginx-light iproute2 procps util-linux curl openssl
   # end-to-end cluster (tests/e2e)
   containerd runc containernetworking-plugins buildah iptables conntrack
   ethtool socat kmod prometheus
