@@ -8,6 +8,7 @@
 #ifndef BOOSTER_COMMON_CLOCK_H_
 #define BOOSTER_COMMON_CLOCK_H_
 
+#include <algorithm>
 #include <condition_variable>
 #include <mutex>
 
@@ -60,6 +61,25 @@ class FakeClock final : public Clock {
   absl::Time now_;  // guarded by mu_
   int sleepers_ = 0;  // guarded by mu_
 };
+
+// Waits on `cv` (with `lock` held) until `d` of `clock`'s time has passed, returning
+// true, or until `stopped()` holds, returning false. The clock is re-read at least every
+// 50 ms of real time, so a FakeClock advanced by another thread wakes the waiter too.
+// For loops that sleep between retries but must stop promptly on shutdown:
+//
+//   std::unique_lock<std::mutex> l(mu_);
+//   if (!WaitUnlessStopped(*clock_, cv_, l, backoff, [&] { return stopping_; })) return;
+template <typename StopFn>
+bool WaitUnlessStopped(const Clock& clock, std::condition_variable& cv,
+                       std::unique_lock<std::mutex>& lock, absl::Duration d, StopFn stopped) {
+  const absl::Time deadline = clock.Now() + d;
+  while (!stopped()) {
+    const absl::Duration left = deadline - clock.Now();
+    if (left <= absl::ZeroDuration()) return true;
+    cv.wait_for(lock, absl::ToChronoNanoseconds(std::min(left, absl::Milliseconds(50))));
+  }
+  return false;
+}
 
 }  // namespace booster
 

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "sidecar/cgroup.h"
 #include "sidecar/cpu_list.h"
 #include "sidecar/http_get.h"
 
@@ -15,23 +16,6 @@ namespace {
 constexpr int kRescanTicks = 10;  // look for new target processes every 10 ticks
 // PROC_CGROUP_INIT_INO in the kernel: the inode of the initial cgroup namespace.
 constexpr uint64_t kInitialCgroupNamespaceInode = 0xEFFFFFFBu;
-
-absl::StatusOr<Limits> LimitsOf(const std::string& proc_root, int pid) {
-  absl::StatusOr<CgroupPaths> paths = FindCgroups(proc_root, pid);
-  if (!paths.ok()) return paths.status();
-  absl::StatusOr<Limits> limits = ReadLimits(*paths);
-  if (!limits.ok()) return limits.status();
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(pid, sizeof(set), &set) == 0) {
-    std::vector<int> aff;
-    for (int c = 0; c < CPU_SETSIZE; ++c) {
-      if (CPU_ISSET(c, &set)) aff.push_back(c);
-    }
-    limits->cpus = limits->cpus.empty() ? aff : IntersectSorted(limits->cpus, aff);
-  }
-  return limits;
-}
 
 }  // namespace
 
@@ -76,7 +60,7 @@ absl::Status Agent::ApplyDirective(const Directive& d, AppliedStatus* status) {
   }
   targets_ = *targets;
   status->target_pids = targets_;
-  absl::StatusOr<Limits> limits = LimitsOf(config_.proc_root, targets_.front());
+  absl::StatusOr<Limits> limits = LimitsOfProcess(config_.proc_root, targets_.front());
   if (!limits.ok()) return limits.status();
   absl::StatusOr<Plan> plan = PlanPlacement(*topology_, *limits, d.policy);
   if (!plan.ok()) return plan.status();

@@ -288,4 +288,21 @@ absl::StatusOr<Limits> ReadLimits(const CgroupPaths& paths) {
   return l;
 }
 
+absl::StatusOr<Limits> LimitsOfProcess(const std::string& proc_root, int pid) {
+  absl::StatusOr<CgroupPaths> paths = FindCgroups(proc_root, pid);
+  if (!paths.ok()) return paths.status();
+  absl::StatusOr<Limits> limits = ReadLimits(*paths);
+  if (!limits.ok()) return limits.status();
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(pid, sizeof(set), &set) == 0) {
+    std::vector<int> aff;
+    for (int c = 0; c < CPU_SETSIZE; ++c) {
+      if (CPU_ISSET(c, &set)) aff.push_back(c);
+    }
+    limits->cpus = limits->cpus.empty() ? aff : IntersectSorted(limits->cpus, aff);
+  }
+  return limits;
+}
+
 }  // namespace booster::agent

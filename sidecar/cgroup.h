@@ -85,6 +85,10 @@ absl::StatusOr<CpuStat> ParseCpuStat(absl::string_view text);
 absl::StatusOr<CgroupPaths> FindCgroups(const std::string& proc_root, int pid);
 absl::StatusOr<Limits> ReadLimits(const CgroupPaths& paths);
 
+// The limits of a live process: its cgroups' limits, with the CPUs narrowed to the
+// process's own affinity (sched_getaffinity) where that is readable.
+absl::StatusOr<Limits> LimitsOfProcess(const std::string& proc_root, int pid);
+
 }  // namespace booster::agent
 
 #endif  // BOOSTER_SIDECAR_CGROUP_H_

@@ -81,24 +81,6 @@ absl::StatusOr<Args> ParseArgs(int argc, char** argv, int first) {
   return a;
 }
 
-// Limits of a live process (its cgroups and affinity), or none when planning offline.
-absl::StatusOr<Limits> LiveLimits(int pid) {
-  absl::StatusOr<CgroupPaths> paths = FindCgroups("/proc", pid);
-  if (!paths.ok()) return paths.status();
-  absl::StatusOr<Limits> limits = ReadLimits(*paths);
-  if (!limits.ok()) return limits.status();
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(pid, sizeof(set), &set) == 0) {
-    std::vector<int> aff;
-    for (int c = 0; c < CPU_SETSIZE; ++c) {
-      if (CPU_ISSET(c, &set)) aff.push_back(c);
-    }
-    limits->cpus = limits->cpus.empty() ? aff : IntersectSorted(limits->cpus, aff);
-  }
-  return limits;
-}
-
 // Topology and limits from the flags: synthetic/offline when asked, else this machine.
 absl::Status Gather(const Args& a, Topology* topology, Limits* limits) {
   bool offline = a.Has("topology-synthetic");
@@ -111,7 +93,7 @@ absl::Status Gather(const Args& a, Topology* topology, Limits* limits) {
     if (a.Has("pid") && !absl::SimpleAtoi(a.Get("pid"), &pid)) {
       return absl::InvalidArgumentError("--pid needs a number");
     }
-    absl::StatusOr<Limits> l = LiveLimits(pid);
+    absl::StatusOr<Limits> l = LimitsOfProcess("/proc", pid);
     if (!l.ok()) return l.status();
     *limits = *std::move(l);
   }

@@ -82,15 +82,8 @@ std::string Informer::LastResourceVersion() const {
 }
 
 bool Informer::Sleep(absl::Duration d) {
-  const absl::Time deadline = clock_->Now() + d;
   std::unique_lock<std::mutex> l(mu_);
-  while (!stopping_) {
-    absl::Duration left = deadline - clock_->Now();
-    if (left <= absl::ZeroDuration()) return true;
-    // Re-read the clock at least every 50 ms of real time so a FakeClock works too.
-    cv_.wait_for(l, absl::ToChronoNanoseconds(std::min(left, absl::Milliseconds(50))));
-  }
-  return false;
+  return WaitUnlessStopped(*clock_, cv_, l, d, [this] { return stopping_; });
 }
 
 ObjectPtr Informer::Prepare(Json obj) {

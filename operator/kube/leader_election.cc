@@ -71,14 +71,8 @@ void LeaderElector::Stop() {
 }
 
 bool LeaderElector::Sleep(absl::Duration d) {
-  const absl::Time deadline = clock_->Now() + d;
   std::unique_lock<std::mutex> l(mu_);
-  while (!stopping_) {
-    absl::Duration left = deadline - clock_->Now();
-    if (left <= absl::ZeroDuration()) return true;
-    cv_.wait_for(l, absl::ToChronoNanoseconds(std::min(left, absl::Milliseconds(50))));
-  }
-  return false;
+  return WaitUnlessStopped(*clock_, cv_, l, d, [this] { return stopping_; });
 }
 
 bool LeaderElector::TryAcquireOrRenew() {
