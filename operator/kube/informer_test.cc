@@ -290,14 +290,26 @@ TEST_F(InformerTest, ListErrorsBackOffExponentially) {
   inf->Start();
   ASSERT_TRUE(Eventually([&] { return api_.ListPaths().size() == 1; }));
   EXPECT_FALSE(inf->HasSynced());
-  // First retry after ~1 s (jitter up to +20%), second after ~2 s.
-  clock_.Advance(absl::Milliseconds(900));
-  // A negative check: give the informer's 50 ms clock poll time to (wrongly) retry.
-  std::this_thread::sleep_for(std::chrono::milliseconds(150));
-  EXPECT_EQ(api_.ListPaths().size(), 1u) << "not retried before the backoff";
-  clock_.Advance(absl::Milliseconds(400));
-  ASSERT_TRUE(Eventually([&] { return api_.ListPaths().size() == 2; }));
-  clock_.Advance(absl::Milliseconds(2500));
+  // Moves the fake clock in 100 ms steps until the informer lists again and returns how
+  // much clock time that took. The informer may take its deadline from the clock a little
+  // after the failed request is recorded, which can only lengthen the measured wait, so
+  // the lower bounds below cannot pass by a race.
+  auto clock_time_until_list = [&](size_t lists) {
+    absl::Duration advanced = absl::ZeroDuration();
+    while (api_.ListPaths().size() < lists && advanced < absl::Seconds(20)) {
+      clock_.Advance(absl::Milliseconds(100));
+      advanced += absl::Milliseconds(100);
+      std::this_thread::sleep_for(std::chrono::milliseconds(60));  // its 50 ms clock poll
+    }
+    return advanced;
+  };
+  // First retry after the initial 1 s (jitter only lengthens it), second after twice that.
+  absl::Duration first = clock_time_until_list(2);
+  ASSERT_EQ(api_.ListPaths().size(), 2u) << "no retry after a failed list";
+  EXPECT_GE(first, absl::Seconds(1)) << "retried before the backoff";
+  absl::Duration second = clock_time_until_list(3);
+  ASSERT_EQ(api_.ListPaths().size(), 3u) << "no second retry";
+  EXPECT_GE(second, absl::Seconds(2)) << "the backoff did not double";
   ASSERT_TRUE(inf->WaitForSync(absl::Seconds(10)));
   EXPECT_EQ(api_.ListPaths().size(), 3u);
   inf->Stop();
