@@ -190,33 +190,20 @@ int SysGettimeofday(timeval* tv, void* tz) {
   return static_cast<int>(syscall(SYS_gettimeofday, tv, tz));
 }
 
-ListenFn RealListen() {
-  ListenFn f = Resolve(g_listen, "listen");
-  return f != nullptr ? f : &SysListen;
+// libc's definition, or the direct system call when it cannot be found.
+template <typename F>
+F RealOr(std::atomic<F>& slot, const char* name, F fallback) {
+  F f = Resolve(slot, name);
+  return f != nullptr ? f : fallback;
 }
-AcceptFn RealAccept() {
-  AcceptFn f = Resolve(g_accept, "accept");
-  return f != nullptr ? f : &SysAccept;
-}
-Accept4Fn RealAccept4() {
-  Accept4Fn f = Resolve(g_accept4, "accept4");
-  return f != nullptr ? f : &SysAccept4;
-}
-ConnectFn RealConnect() {
-  ConnectFn f = Resolve(g_connect, "connect");
-  return f != nullptr ? f : &SysConnect;
-}
-ClockFn RealClockGettime() {
-  ClockFn f = Resolve(g_clock_gettime, "clock_gettime");
-  return f != nullptr ? f : &SysClockGettime;
-}
-ClockFn RealClockGetres() {
-  ClockFn f = Resolve(g_clock_getres, "clock_getres");
-  return f != nullptr ? f : &SysClockGetres;
-}
+ListenFn RealListen() { return RealOr(g_listen, "listen", &SysListen); }
+AcceptFn RealAccept() { return RealOr(g_accept, "accept", &SysAccept); }
+Accept4Fn RealAccept4() { return RealOr(g_accept4, "accept4", &SysAccept4); }
+ConnectFn RealConnect() { return RealOr(g_connect, "connect", &SysConnect); }
+ClockFn RealClockGettime() { return RealOr(g_clock_gettime, "clock_gettime", &SysClockGettime); }
+ClockFn RealClockGetres() { return RealOr(g_clock_getres, "clock_getres", &SysClockGetres); }
 GettimeofdayFn RealGettimeofday() {
-  GettimeofdayFn f = Resolve(g_gettimeofday, "gettimeofday");
-  return f != nullptr ? f : &SysGettimeofday;
+  return RealOr(g_gettimeofday, "gettimeofday", &SysGettimeofday);
 }
 PthreadCreateFn RealPthreadCreate() {
   PthreadCreateFn f = g_pthread_create.load(std::memory_order_relaxed);

@@ -280,20 +280,8 @@ TEST_F(InterposeTest, ForkedChildrenTakeTheNextCpuAndExecKeepsTheConfiguration) 
   EXPECT_EQ(probe->CloseAndWait(), 0);
 }
 
-// Run `command` and return its stdout.
-std::string Capture(const std::string& command) {
-  std::string out;
-  FILE* p = popen(command.c_str(), "r");
-  if (p == nullptr) return out;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) out.append(buf, n);
-  pclose(p);
-  return out;
-}
-
 TEST_F(InterposeTest, ExportsOnlyTheInterposersAndNeedsNoCxxRuntime) {
-  std::istringstream symbols(Capture("nm -D --defined-only " + testing::LibPath()));
+  std::istringstream symbols(testing::RunCapture("nm -D --defined-only " + testing::LibPath()));
   std::set<std::string> exported;
   std::string line;
   while (std::getline(symbols, line)) {
@@ -307,7 +295,7 @@ TEST_F(InterposeTest, ExportsOnlyTheInterposersAndNeedsNoCxxRuntime) {
   // The instrumented copy (sanitizer build) needs the sanitizer runtimes and what they
   // pull in; the library users load is checked by the uninstrumented run.
   if (getenv("BOOSTER_PRELOAD_PREFIX") != nullptr) return;
-  std::istringstream dynamic(Capture("readelf -d " + testing::LibPath()));
+  std::istringstream dynamic(testing::RunCapture("readelf -d " + testing::LibPath()));
   int needed = 0;
   while (std::getline(dynamic, line)) {
     if (line.find("(NEEDED)") == std::string::npos) continue;

@@ -33,6 +33,8 @@ std::string ReadFile(const std::string& path) {
   return ss.str();
 }
 
+}  // namespace
+
 std::string RunCapture(const std::string& command) {
   std::string out;
   FILE* p = popen(command.c_str(), "r");
@@ -43,8 +45,6 @@ std::string RunCapture(const std::string& command) {
   pclose(p);
   return out;
 }
-
-}  // namespace
 
 Subprocess::Subprocess(Options options) {
   int in[2], out[2];

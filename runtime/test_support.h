@@ -122,6 +122,9 @@ class ControlFile {
 };
 
 // Paths handed to the tests by CMake (BOOSTER_LIB, BOOSTER_PROBE); empty when unset.
+// Runs `command` through the shell and returns its stdout.
+std::string RunCapture(const std::string& command);
+
 std::string LibPath();
 std::string ProbePath();
 // The LD_PRELOAD value that loads LibPath(): BOOSTER_PRELOAD_PREFIX (the sanitizer
