@@ -187,6 +187,14 @@ class Machine {
 
   void EnterStep(int step);
   void StartRollback(std::string reason, std::string message, RestoreTemplate restore);
+  // What a rollback of this rollout writes back: the template the target had when the
+  // rollout started (decided in Pending). kNone only in a status written before that rule.
+  RestoreTemplate StartTemplate() const {
+    return s_.restore_template == RestoreTemplate::kNone ? RestoreTemplate::kBaseline
+                                                         : s_.restore_template;
+  }
+  std::optional<Json> StartBaseline() const;
+  bool HasOurAnnotations() const;
   bool TargetEdited();
   bool SpecChangedInFlight();
   void FollowExternalScale();
@@ -240,6 +248,23 @@ std::optional<int32_t> Machine::ScaledTo() const {
   int32_t v;
   if (it == target().annotations.end() || !absl::SimpleAtoi(it->second, &v)) return std::nullopt;
   return v;
+}
+
+// The template a promotion replaced (booster.dev/baseline-template), trusted only when it
+// is the template this rollout started from: an annotation left by an earlier rollout is
+// stale and must never be written back.
+std::optional<Json> Machine::StartBaseline() const {
+  auto it = target().annotations.find(kBaselineTemplateAnnotation);
+  if (it == target().annotations.end()) return std::nullopt;
+  std::optional<Json> baseline = ParseObject(it->second);
+  if (!baseline || TemplateHash(*baseline) != s_.target_template_hash) return std::nullopt;
+  return baseline;
+}
+
+bool Machine::HasOurAnnotations() const {
+  const auto& a = target().annotations;
+  return a.count(kOriginalTemplateAnnotation) > 0 || a.count(kBaselineTemplateAnnotation) > 0 ||
+         a.count(kScaledToAnnotation) > 0;
 }
 
 std::optional<Json> Machine::SavedOriginal() const {
@@ -335,15 +360,17 @@ bool Machine::TargetEdited() {
 bool Machine::SpecChangedInFlight() {
   const std::string hash = RolloutHash(spec());
   if (hash == s_.rollout_hash) return false;
-  s_.rollout_hash = hash;
-  if (s_.phase == Phase::kEnrolling) return false;  // no canary yet: nothing to redo
   if (s_.phase == Phase::kPromoting) {
+    // rollout_hash keeps the old value: once RolledBack, MaybeRestart sees the change
+    // and starts the new rollout.
     StartRollback("SpecChanged",
                   "the tuning changed during promotion; the previous template is written back "
                   "and a new rollout follows",
-                  RestoreTemplate::kBaseline);
+                  StartTemplate());
     return true;
   }
+  s_.rollout_hash = hash;
+  if (s_.phase == Phase::kEnrolling) return false;  // no canary yet: nothing to redo
   if (s_.phase == Phase::kPaused) {
     // Still paused, but back at step 1 with the new canary (if there was one).
     if (s_.current_step > 0) EnterStep(1);
@@ -527,7 +554,12 @@ void Machine::Pending() {
   s_.canary_weight = 0;
   s_.current_step = 0;
   s_.extensions = 0;
-  s_.restore_template = RestoreTemplate::kNone;
+  // A rollback restores the template the target has now: the pre-Booster original for a
+  // target this rollout enrolls, or, for one a previous rollout enrolled (and perhaps
+  // promoted), this very template, identified by target_template_hash.
+  s_.restore_template =
+      IsEnrolled(t.pod_template) ? RestoreTemplate::kBaseline : RestoreTemplate::kOriginal;
+  s_.target_template_hash = TemplateHash(t.pod_template);
   s_.analysis_start_time = absl::InfinitePast();
   s_.step_start_time = now_;
   SetCond(kConditionTargetModified, false, "Unchanged", "");
@@ -545,7 +577,7 @@ void Machine::Enrolling() {
     StartRollback("Aborted",
                   "aborted by annotation during enrollment; the original pod "
                   "template is restored",
-                  RestoreTemplate::kOriginal);
+                  StartTemplate());
     return;
   }
   std::optional<Json> orig = ResolveOriginal();
@@ -578,7 +610,7 @@ void Machine::Enrolling() {
         absl::StrCat("the enrolled pods of Deployment ", t.name, " were not ready within ",
                      FormatGoDuration(spec().rollout.progress_deadline),
                      "; the original pod template is restored"),
-        RestoreTemplate::kOriginal);
+        StartTemplate());
     return;
   }
   Requeue(kWaitForPods);
@@ -591,7 +623,7 @@ void Machine::Progressing() {
   if (!abort.empty() && abort != s_.handled.abort) {
     s_.handled.abort = abort;
     StartRollback("Aborted", absl::StrCat("aborted by annotation at step ", s_.current_step),
-                  RestoreTemplate::kNone);
+                  StartTemplate());
     return;
   }
   const std::string promote = Annotation(kAnnotationPromoteNow);
@@ -614,13 +646,13 @@ void Machine::Progressing() {
     std::string msg = absl::StrCat("the annotation ", kOriginalTemplateAnnotation,
                                    " of Deployment ", TargetName(), " was removed or damaged");
     SetCond(kConditionTargetModified, true, "OriginalTemplateLost", msg);
-    StartRollback("TargetModified", msg, RestoreTemplate::kNone);
+    StartRollback("TargetModified", msg, StartTemplate());
     return;
   }
   absl::StatusOr<Json> canary_tmpl = TunedTemplate(*orig, spec().tuning, kArmCanary, Ctx(), opts_);
   if (!canary_tmpl.ok()) {
     StartRollback("TemplateMismatch", std::string(canary_tmpl.status().message()),
-                  RestoreTemplate::kNone);
+                  StartTemplate());
     return;
   }
   const bool ready = Settled(canary(), s_.canary_replicas, TemplateMarker(*canary_tmpl)) &&
@@ -633,7 +665,7 @@ void Machine::Progressing() {
                        FormatGoDuration(spec().rollout.progress_deadline), " (canary ",
                        canary().available_replicas, "/", s_.canary_replicas, " available, target ",
                        target().available_replicas, "/", s_.stable_replicas, ")"),
-          RestoreTemplate::kNone);
+          StartTemplate());
       return;
     }
     s_.analysis_start_time = absl::InfinitePast();
@@ -681,7 +713,7 @@ void Machine::Progressing() {
       record("Fail");
       StartRollback("AnalysisFailed",
                     absl::StrCat("step ", s_.current_step, " failed: ", v.message),
-                    RestoreTemplate::kNone);
+                    StartTemplate());
       return;
     case VerdictKind::kInconclusive:
       record("Inconclusive");
@@ -702,7 +734,7 @@ void Machine::Progressing() {
         StartRollback("AnalysisInconclusive",
                       absl::StrCat("step ", s_.current_step, " still inconclusive after ",
                                    s_.extensions, " extensions: ", v.message),
-                      RestoreTemplate::kNone);
+                      StartTemplate());
       }
       return;
   }
@@ -716,7 +748,7 @@ void Machine::Paused() {
     s_.handled.abort = abort;
     StartRollback("Aborted",
                   absl::StrCat("aborted by annotation while paused at step ", s_.current_step),
-                  RestoreTemplate::kNone);
+                  StartTemplate());
     return;
   }
   const std::string promote = Annotation(kAnnotationPromoteNow);
@@ -744,7 +776,7 @@ void Machine::Promoting() {
     StartRollback("Aborted",
                   "aborted by annotation during promotion; the template promotion "
                   "replaced is written back",
-                  RestoreTemplate::kBaseline);
+                  StartTemplate());
     return;
   }
   std::optional<Json> orig = SavedOriginal();
@@ -754,7 +786,7 @@ void Machine::Promoting() {
   if (!promoted.ok()) {
     StartRollback("TargetModified",
                   absl::StrCat("cannot build the promoted template: ", promoted.status().message()),
-                  RestoreTemplate::kBaseline);
+                  StartTemplate());
     return;
   }
   const std::string marker = TemplateMarker(*promoted);
@@ -782,13 +814,12 @@ void Machine::Promoting() {
     return;
   }
   if (now_ - s_.step_start_time > spec().rollout.progress_deadline) {
-    s_.restore_template = RestoreTemplate::kBaseline;
     StartRollback(
         "ProgressDeadlineExceeded",
         absl::StrCat("the promoted pods of Deployment ", TargetName(), " were not ready within ",
                      FormatGoDuration(spec().rollout.progress_deadline),
                      "; the previous template is written back"),
-        RestoreTemplate::kBaseline);
+        StartTemplate());
     return;
   }
   Requeue(kWaitForPods);
@@ -798,11 +829,9 @@ void Machine::RollingBack() {
   const DeploymentView& t = target();
   bool template_done = true;
   if (s_.restore_template == RestoreTemplate::kOriginal) {
-    template_done = !IsEnrolled(t.pod_template);
+    template_done = !IsEnrolled(t.pod_template) && !HasOurAnnotations();
   } else if (s_.restore_template == RestoreTemplate::kBaseline) {
-    auto it = t.annotations.find(kBaselineTemplateAnnotation);
-    std::optional<Json> baseline =
-        it == t.annotations.end() ? std::nullopt : ParseObject(it->second);
+    std::optional<Json> baseline = StartBaseline();
     template_done = !baseline || TemplateMarker(t.pod_template) == TemplateMarker(*baseline);
   }
   if (!canary().exists && template_done && Settled(t, s_.total_replicas, "")) {
@@ -946,24 +975,30 @@ void Machine::Converge() {
     }
     case Phase::kRollingBack: {
       if (c.exists) PushDeleteCanary();
-      TargetPatch patch(t);
-      bool restore = false;
-      if (s_.restore_template == RestoreTemplate::kOriginal && IsEnrolled(t.pod_template)) {
-        std::optional<Json> orig = ResolveOriginal();
-        patch.Template(*orig)
-            .RemoveAnnotation(kOriginalTemplateAnnotation)
-            .RemoveAnnotation(kBaselineTemplateAnnotation);
-        restore = true;
-      } else if (s_.restore_template == RestoreTemplate::kBaseline) {
-        auto it = t.annotations.find(kBaselineTemplateAnnotation);
-        std::optional<Json> baseline =
-            it == t.annotations.end() ? std::nullopt : ParseObject(it->second);
-        if (baseline && TemplateMarker(t.pod_template) != TemplateMarker(*baseline)) {
-          patch.Template(*baseline);
-          restore = true;
-        }
+      if (s_.restore_template == RestoreTemplate::kOriginal) {
+        // Unenroll exactly: the saved original verbatim (the Deployment controller then
+        // reuses the old ReplicaSet, same pod-template-hash), N replicas, and none of
+        // Booster's annotations left on the Deployment.
+        const bool enrolled = IsEnrolled(t.pod_template);
+        const bool resize = t.spec_replicas != s_.total_replicas;
+        if (!enrolled && !resize && !HasOurAnnotations()) break;
+        TargetPatch patch(t);
+        if (enrolled) patch.Template(*ResolveOriginal());
+        if (resize) patch.RawReplicas(s_.total_replicas);
+        patch.RemoveOurAnnotations();
+        Action a;
+        a.type = enrolled ? ActionType::kRestoreTemplate : ActionType::kScaleTarget;
+        a.name = t.name;
+        a.replicas = s_.total_replicas;
+        a.body = patch.Build();
+        (resize && s_.total_replicas < t.spec_replicas ? lower : raise).push_back(std::move(a));
+        break;
       }
-      if (restore) {
+      std::optional<Json> baseline =
+          s_.restore_template == RestoreTemplate::kBaseline ? StartBaseline() : std::nullopt;
+      if (baseline && TemplateMarker(t.pod_template) != TemplateMarker(*baseline)) {
+        TargetPatch patch(t);
+        patch.Template(*baseline);
         if (t.spec_replicas != s_.total_replicas || ScaledTo() != s_.total_replicas) {
           patch.Replicas(s_.total_replicas);
         }
@@ -972,7 +1007,7 @@ void Machine::Converge() {
         a.name = t.name;
         a.replicas = s_.total_replicas;
         a.body = patch.Build();
-        Push(std::move(a));
+        (s_.total_replicas < t.spec_replicas ? lower : raise).push_back(std::move(a));
       } else {
         scale_target(s_.total_replicas);
       }

@@ -61,6 +61,7 @@ class Sim {
   int32_t n() const { return n_; }
   Json& profile() { return profile_; }
   Json& target() { return target_; }
+  const Json& target() const { return target_; }
   Json& canary() { return canary_; }
   std::string& hpa() { return hpa_; }
   absl::Time& now() { return now_; }
@@ -377,19 +378,37 @@ TEST(ReconcileTest, EveryTargetPatchTestsTheUid) {
 
 // --- rollback, abort, promote-now, pause -------------------------------------------------
 
-TEST(ReconcileTest, FailedVerdictRollsBackReplicasAndKeepsTheTemplate) {
+// The Deployment as it was before the profile: same spec (template and replicas) and no
+// Booster annotation left on it.
+void ExpectAsBefore(const Sim& sim, const Json& before) {
+  EXPECT_EQ(sim.target()["spec"], before["spec"]);
+  EXPECT_EQ(sim.target()["metadata"].value("annotations", Json::object()),
+            before["metadata"].value("annotations", Json::object()));
+}
+
+TEST(ReconcileTest, FailedVerdictRestoresReplicasAndTheOriginalTemplate) {
   Sim sim(10);
+  const Json before = sim.target();
   ScriptedVerdictSource verdicts(
       {MakeVerdict(VerdictKind::kPass, "Ok", "fine"),
        MakeVerdict(VerdictKind::kFail, "LatencyRegressed", "p99 12% worse")});
   Drive(sim, verdicts, [&] { return sim.status().current_step == 2; });
-  sim.Step(verdicts);  // step 2 verdict: Fail
+  ASSERT_TRUE(IsEnrolled(sim.target()["spec"]["template"]));
+  Plan p = sim.Step(verdicts, /*settle=*/false);  // step 2 verdict: Fail
   EXPECT_EQ(sim.phase(), Phase::kRollingBack);
-  const Json enrolled_template = sim.target()["spec"]["template"];
+  EXPECT_EQ(sim.status().restore_template, RestoreTemplate::kOriginal);
+  // Canary deleted first, then the original template and all N replicas in one patch.
+  EXPECT_EQ(Types(p)[0], ActionType::kDeleteCanary);
+  const Action* restore = Find(p, ActionType::kRestoreTemplate);
+  ASSERT_NE(restore, nullptr);
+  EXPECT_EQ(restore->replicas, 10);
   Drive(sim, verdicts, [&] { return sim.phase() == Phase::kRolledBack; });
   EXPECT_TRUE(sim.canary().is_null());
   EXPECT_EQ(sim.TargetReplicas(), 10);
-  EXPECT_EQ(sim.target()["spec"]["template"], enrolled_template);
+  // Byte for byte the template of before: the Deployment controller scales the old
+  // ReplicaSet back up instead of creating a new one.
+  EXPECT_EQ(sim.target()["spec"]["template"], OriginalTemplate());
+  ExpectAsBefore(sim, before);
   RolloutStatus s = sim.status();
   ASSERT_TRUE(s.last_decision.has_value());
   EXPECT_EQ(s.last_decision->verdict, "Fail");
@@ -403,9 +422,10 @@ TEST(ReconcileTest, FailedVerdictRollsBackReplicasAndKeepsTheTemplate) {
   EXPECT_TRUE(warned);
 }
 
-TEST(ReconcileTest, AbortRestoresTheExactReplicaCount) {
+TEST(ReconcileTest, AbortRestoresTheExactReplicaCountAndTemplate) {
   for (int32_t n : {1, 2, 3, 7, 10, 33}) {
     Sim sim(n);
+    const Json before = sim.target();
     TimeVerdictSource verdicts;
     Drive(sim, verdicts, [&] { return sim.status().current_step == 2; });
     sim.SetAnnotation(kAnnotationAbort, "incident-42");
@@ -414,13 +434,19 @@ TEST(ReconcileTest, AbortRestoresTheExactReplicaCount) {
     // The canary goes first, then the target gets its pods back.
     std::vector<ActionType> types = Types(p);
     auto del = std::find(types.begin(), types.end(), ActionType::kDeleteCanary);
-    auto scale = std::find(types.begin(), types.end(), ActionType::kScaleTarget);
+    auto restore = std::find(types.begin(), types.end(), ActionType::kRestoreTemplate);
     ASSERT_NE(del, types.end());
-    ASSERT_NE(scale, types.end());
-    EXPECT_LT(del, scale);
+    ASSERT_NE(restore, types.end());
+    EXPECT_LT(del, restore);
     Drive(sim, verdicts, [&] { return sim.phase() == Phase::kRolledBack; });
     EXPECT_EQ(sim.TargetReplicas(), n);
     EXPECT_TRUE(sim.canary().is_null());
+    ExpectAsBefore(sim, before);
+    // RolledBack is terminal: time passing changes nothing.
+    sim.now() += absl::Hours(1);
+    Plan quiet = sim.Plan1(verdicts);
+    EXPECT_EQ(quiet.status.phase, Phase::kRolledBack);
+    EXPECT_TRUE(quiet.actions.empty());
     EXPECT_EQ(sim.status().handled.abort, "incident-42");
     // The same annotation does not abort the next rollout.
     sim.EditSpec([](Json& s) { s["tuning"]["runtime"]["preload"]["listenBacklog"] = 2048; });
@@ -561,11 +587,10 @@ TEST(ReconcileTest, CanaryPastTheDeadlineRollsBack) {
   EXPECT_THAT(sim.status().last_transition->message, HasSubstr("not ready within 5m"));
 }
 
-TEST(ReconcileTest, PromotionPastTheDeadlineWritesTheBaselineBack) {
+TEST(ReconcileTest, PromotionPastTheDeadlineWritesTheOriginalBack) {
   Sim sim(4);
+  const Json before = sim.target();
   TimeVerdictSource verdicts;
-  Drive(sim, verdicts, [&] { return sim.phase() == Phase::kProgressing; });
-  const Json baseline = sim.target()["spec"]["template"];
   Drive(
       sim, verdicts, [&] { return sim.phase() == Phase::kPromoting; }, 300);
   ASSERT_EQ(TemplateArm(sim.target()["spec"]["template"]), kArmPromoted);
@@ -574,11 +599,65 @@ TEST(ReconcileTest, PromotionPastTheDeadlineWritesTheBaselineBack) {
   sim.now() += absl::Minutes(6);
   sim.Step(verdicts, false);
   EXPECT_EQ(sim.phase(), Phase::kRollingBack);
-  EXPECT_EQ(sim.status().restore_template, RestoreTemplate::kBaseline);
+  EXPECT_EQ(sim.status().restore_template, RestoreTemplate::kOriginal);
   Drive(sim, verdicts, [&] { return sim.phase() == Phase::kRolledBack; });
-  EXPECT_EQ(TemplateMarker(sim.target()["spec"]["template"]), TemplateMarker(baseline));
-  EXPECT_EQ(sim.TargetReplicas(), 4);
   EXPECT_TRUE(sim.canary().is_null());
+  ExpectAsBefore(sim, before);
+}
+
+// A target a previous rollout promoted: a later rollout that fails gives it back the
+// promoted template it had when that rollout started, not the pre-Booster one.
+TEST(ReconcileTest, RollbackOfALaterRolloutRestoresThePreviouslyPromotedTemplate) {
+  for (int where = 0; where < 3; ++where) {  // abort while Enrolling, Progressing, Promoting
+    SCOPED_TRACE(where);
+    Sim sim(4);
+    TimeVerdictSource verdicts;
+    Drive(
+        sim, verdicts, [&] { return sim.phase() == Phase::kPromoted; }, 300);
+    const Json promoted = sim.target();
+    // The first promotion left a baseline-template annotation (the enrolled template).
+    ASSERT_TRUE(promoted["metadata"]["annotations"].contains(kBaselineTemplateAnnotation));
+    sim.EditSpec([](Json& s) { s["tuning"]["runtime"]["preload"]["listenBacklog"] = 1024; });
+    const Phase stop = where == 0   ? Phase::kEnrolling
+                       : where == 1 ? Phase::kProgressing
+                                    : Phase::kPromoting;
+    Drive(
+        sim, verdicts, [&] { return sim.phase() == stop; }, 300);
+    EXPECT_EQ(sim.status().restore_template, RestoreTemplate::kBaseline);
+    if (stop == Phase::kPromoting) {
+      sim.Step(verdicts);  // the new promoted template is written
+      ASSERT_NE(TemplateMarker(sim.target()["spec"]["template"]),
+                TemplateMarker(promoted["spec"]["template"]));
+    }
+    sim.SetAnnotation(kAnnotationAbort, absl::StrCat("a", where));
+    Drive(sim, verdicts, [&] { return sim.phase() == Phase::kRolledBack; });
+    EXPECT_EQ(sim.target()["spec"]["template"], promoted["spec"]["template"]);
+    EXPECT_EQ(sim.TargetReplicas(), 4);
+    EXPECT_TRUE(sim.canary().is_null());
+    EXPECT_EQ(
+        Json::parse(
+            sim.target()["metadata"]["annotations"][kOriginalTemplateAnnotation].get<std::string>()),
+        OriginalTemplate());
+  }
+}
+
+TEST(ReconcileTest, TuningChangedDuringPromotionRollsBackThenStartsANewRollout) {
+  Sim sim(4);
+  TimeVerdictSource verdicts;
+  Drive(
+      sim, verdicts, [&] { return sim.phase() == Phase::kPromoting; }, 300);
+  sim.EditSpec([](Json& s) { s["tuning"]["runtime"]["preload"]["listenBacklog"] = 1024; });
+  sim.Step(verdicts);
+  EXPECT_EQ(sim.phase(), Phase::kRollingBack);
+  EXPECT_EQ(sim.status().last_transition->reason, "SpecChanged");
+  std::vector<Phase> seen = {sim.phase()};
+  for (int i = 0; i < 100 && sim.status().current_step != 1; ++i) {
+    sim.Step(verdicts);
+    if (seen.empty() || seen.back() != sim.phase()) seen.push_back(sim.phase());
+    sim.now() += absl::Seconds(10);
+  }
+  EXPECT_EQ(seen, (std::vector<Phase>{Phase::kRollingBack, Phase::kRolledBack, Phase::kPending,
+                                      Phase::kEnrolling, Phase::kProgressing}));
 }
 
 // --- the target changes under the rollout --------------------------------------------------
@@ -1038,7 +1117,8 @@ std::vector<int> RandomSteps(std::mt19937& rng) {
 // Random verdicts, pauses, aborts, promote-nows, slow pods and operator crashes between
 // the status write and the actions. Invariants: the requested total never exceeds N,
 // every resting step splits exactly N as ceil(N*w/100) + rest, and every rollout ends
-// Promoted or RolledBack with N replicas on the target and no canary.
+// Promoted or RolledBack with N replicas on the target and no canary; RolledBack with
+// the original template verbatim and no Booster annotation on the Deployment.
 TEST(ReconcilePropertyTest, ReplicasNeverExceedNorDriftAcrossCrashes) {
   std::mt19937 rng(20261129);
   int promoted = 0, rolled_back = 0, crashes = 0;
@@ -1108,8 +1188,9 @@ TEST(ReconcilePropertyTest, ReplicasNeverExceedNorDriftAcrossCrashes) {
       EXPECT_EQ(TemplateArm(sim.target()["spec"]["template"]), kArmPromoted);
     } else {
       ++rolled_back;
-      EXPECT_NE(TemplateArm(sim.target()["spec"]["template"]), kArmCanary);
-      EXPECT_NE(TemplateArm(sim.target()["spec"]["template"]), kArmPromoted);
+      // Exactly the Deployment of before: its template and no Booster annotation.
+      EXPECT_EQ(sim.target()["spec"]["template"], OriginalTemplate());
+      EXPECT_EQ(sim.target()["metadata"].value("annotations", Json::object()), Json::object());
     }
   }
   // The generator exercises both endings and many crashes.
