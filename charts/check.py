@@ -1,0 +1,160 @@
+#!/usr/bin/env python3
+"""Offline checks of the Helm chart (a unit test: no cluster needed).
+
+Lints the chart, renders it under several value sets and asserts what users rely on:
+the operator's flags follow its values, the RBAC is cluster-wide or namespaced as asked,
+the PDB and ServiceMonitor appear only when they make sense, the dashboards are valid
+JSON and every metric they query is one the code exports.
+
+  charts/check.py [--helm charts/helm]
+"""
+import argparse
+import glob
+import json
+import os
+import re
+import subprocess
+import sys
+
+import yaml
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CHART = os.path.join(ROOT, "charts", "booster")
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what, file=sys.stderr)
+
+
+def render(helm, *sets, namespace="booster-system", release="booster"):
+    cmd = [helm, "template", release, CHART, "--namespace", namespace, "--include-crds",
+           "--kube-version", "1.28.15"]
+    for s in sets:
+        cmd += ["--set", s]
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    return [d for d in yaml.safe_load_all(out) if d]
+
+
+def find(docs, kind, name=None):
+    return [d for d in docs if d["kind"] == kind and (name is None or d["metadata"]["name"] == name)]
+
+
+def operator_args(docs):
+    dep = find(docs, "Deployment")
+    check(len(dep) == 1, "exactly one Deployment is rendered")
+    return dep[0]["spec"]["template"]["spec"]["containers"][0]["args"] if dep else []
+
+
+def exported_metric_names():
+    """Metric names registered in the C++ sources (prometheus-cpp .Name("...") and helpers)."""
+    names = set()
+    for folder in ("operator", "sidecar", "runtime", "common"):
+        for path in glob.glob(os.path.join(ROOT, folder, "**", "*.cc"), recursive=True):
+            if path.endswith("_test.cc"):
+                continue
+            with open(path, encoding="utf-8", errors="replace") as f:
+                names.update(re.findall(r'"(booster_[a-z0-9_]+)"', f.read()))
+    return names
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--helm", default=os.path.join(ROOT, "charts", "helm"))
+    helm = ap.parse_args().helm
+
+    lint = subprocess.run([helm, "lint", "--strict", CHART], capture_output=True, text=True)
+    check(lint.returncode == 0, "helm lint --strict passes:\n" + lint.stdout + lint.stderr)
+
+    # Defaults: cluster-wide RBAC, two replicas with leader election, a PDB, dashboards.
+    docs = render(helm)
+    check(len(find(docs, "CustomResourceDefinition", "boosterprofiles.booster.dev")) == 1,
+          "the chart carries the BoosterProfile CRD")
+    with open(os.path.join(ROOT, "crds", "boosterprofile.yaml")) as f:
+        check(find(docs, "CustomResourceDefinition")[0] == yaml.safe_load(f),
+              "the chart's CRD is crds/boosterprofile.yaml")
+    args = operator_args(docs)
+    for flag in ("--leader-elect=true", "--leader-election-namespace=booster-system",
+                 "--agent-image=booster/agent:0.1.0", "--metrics-bind-address=:8080",
+                 "--health-probe-bind-address=:8081"):
+        check(flag in args, f"default args carry {flag}: {args}")
+    check(not any(a.startswith("--namespace=") for a in args), "no --namespace by default")
+    check(len(find(docs, "ClusterRole", "booster-operator")) == 1, "a ClusterRole by default")
+    check(len(find(docs, "Role", "booster-operator-leader-election")) == 1,
+          "a Role for the Lease")
+    check(len(find(docs, "PodDisruptionBudget")) == 1, "a PDB with two replicas")
+    check(not find(docs, "ServiceMonitor"), "no ServiceMonitor by default")
+    svc = find(docs, "Service", "booster-operator")
+    check(len(svc) == 1, "the Service is called booster-operator for release 'booster'")
+    dep = find(docs, "Deployment")[0]
+    pod = dep["spec"]["template"]["spec"]
+    check(pod["securityContext"].get("runAsNonRoot") is True, "operator runs as non-root")
+    c = pod["containers"][0]
+    check(c["readinessProbe"]["httpGet"]["path"] == "/readyz", "readiness probe on /readyz")
+    check(c["livenessProbe"]["httpGet"]["path"] == "/healthz", "liveness probe on /healthz")
+    check(c["securityContext"]["readOnlyRootFilesystem"] is True, "read-only root")
+    rules = find(docs, "ClusterRole", "booster-operator")[0]["rules"]
+    granted = {(g, r, v) for rule in rules for g in rule["apiGroups"]
+               for r in rule["resources"] for v in rule["verbs"]}
+    for need in [("booster.dev", "boosterprofiles/status", "update"),
+                 ("booster.dev", "boosterprofiles", "watch"),
+                 ("apps", "deployments", "create"), ("apps", "deployments", "delete"),
+                 ("apps", "deployments", "patch"), ("apps", "replicasets", "watch"),
+                 ("", "pods", "watch"), ("autoscaling", "horizontalpodautoscalers", "watch"),
+                 ("", "events", "create")]:
+        check(need in granted, f"RBAC grants {need}")
+    check(not any(v in ("*",) for (_, _, v) in granted), "no wildcard verbs")
+
+    # One namespace: the RBAC follows.
+    docs = render(helm, "operator.watchNamespace=shop")
+    check("--namespace=shop" in operator_args(docs), "--namespace follows watchNamespace")
+    role = find(docs, "Role", "booster-operator")
+    check(len(role) == 1 and role[0]["metadata"]["namespace"] == "shop",
+          "watchNamespace gives a Role in that namespace")
+    check(not find(docs, "ClusterRole", "booster-operator"), "and no ClusterRole")
+
+    # One replica without leader election: no PDB, no Lease Role.
+    docs = render(helm, "operator.replicas=1", "operator.leaderElection.enabled=false")
+    check(not find(docs, "PodDisruptionBudget"), "no PDB with one replica")
+    check("--leader-elect=false" in operator_args(docs), "--leader-elect follows its value")
+    check(not find(docs, "Role", "booster-operator-leader-election"), "no Lease Role")
+
+    # Another release name, a ServiceMonitor, dashboards off, a pinned image.
+    docs = render(helm, "serviceMonitor.enabled=true", "dashboards.enabled=false",
+                  "operator.image.tag=1.2.3", release="perf")
+    check(len(find(docs, "ServiceMonitor", "perf-booster-operator")) == 1,
+          "ServiceMonitor named after the release")
+    check(not find(docs, "ConfigMap"), "no dashboards when disabled")
+    image = find(docs, "Deployment")[0]["spec"]["template"]["spec"]["containers"][0]["image"]
+    check(image == "booster/operator:1.2.3", f"image tag follows its value: {image}")
+
+    # Dashboards: valid JSON, unique uids, every metric they query is exported by the code.
+    docs = render(helm)
+    maps = find(docs, "ConfigMap")
+    boards = glob.glob(os.path.join(CHART, "dashboards", "*.json"))
+    check(len(maps) == len(boards) >= 2, "one ConfigMap per dashboard")
+    exported = exported_metric_names()
+    uids = set()
+    for path in boards:
+        with open(path) as f:
+            board = json.load(f)
+        check(board["uid"] not in uids, f"unique dashboard uid {board['uid']}")
+        uids.add(board["uid"])
+        for p in board["panels"]:
+            for t in p["targets"]:
+                for m in re.findall(r"\b(booster_[a-z0-9_]+)", t["expr"]):
+                    base = re.sub(r"_(bucket|sum|count)$", "", m)
+                    check(base in exported,
+                          f"{os.path.basename(path)} panel '{p['title']}' queries {m}, "
+                          "which no source file exports")
+    if failures:
+        print(f"charts/check.py: {len(failures)} check(s) failed", file=sys.stderr)
+        return 1
+    print("charts/check.py: all checks passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
