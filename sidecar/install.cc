@@ -35,6 +35,12 @@ absl::StatusOr<std::string> AllocatorPath(const std::string& name, const std::st
       "unknown allocator \"", name, "\": use none, jemalloc, mimalloc, tcmalloc or a path"));
 }
 
+std::string LibraryBesideExecutable(const std::string& exe) {
+  size_t slash = exe.find_last_of('/');
+  if (slash == std::string::npos) return "libbooster.so";
+  return exe.substr(0, slash + 1) + "libbooster.so";
+}
+
 absl::StatusOr<std::vector<std::string>> InstallRuntime(const InstallOptions& o) {
   struct stat st {};
   if (stat(o.dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {

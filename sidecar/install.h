@@ -23,6 +23,10 @@ struct InstallOptions {
   std::string allocator_dir = "/usr/lib/x86_64-linux-gnu";
 };
 
+// Where `install` finds libbooster.so when neither --lib nor $BOOSTER_LIB says: beside the
+// agent executable `exe` (the agent image ships both in one directory). Pure.
+std::string LibraryBesideExecutable(const std::string& exe);
+
 // The allocator's shared object in `allocator_dir`, or kInvalidArgument for an unknown
 // name. Pure.
 absl::StatusOr<std::string> AllocatorPath(const std::string& name, const std::string& dir);

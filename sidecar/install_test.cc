@@ -68,5 +68,12 @@ TEST(AllocatorPathTest, KnownNamesAndPaths) {
   EXPECT_EQ(*AllocatorPath("/opt/x.so", "/lib"), "/opt/x.so");
 }
 
+TEST(InstallPathTest, LibraryBesideTheAgentExecutable) {
+  EXPECT_EQ(LibraryBesideExecutable("/booster-agent"), "/libbooster.so");
+  EXPECT_EQ(LibraryBesideExecutable("/usr/lib/booster/booster-agent"),
+            "/usr/lib/booster/libbooster.so");
+  EXPECT_EQ(LibraryBesideExecutable("booster-agent"), "libbooster.so");
+}
+
 }  // namespace
 }  // namespace booster::agent

@@ -2,10 +2,11 @@
 //   topology [--json] [--pid P] [--topology-synthetic D]       what the container may use
 //   plan [--json] [--topology-synthetic D] [--cpuset L] [--cpu-quota C] [--memory-limit B]
 //        [--cross-numa] [--gomemlimit-fraction F] [--pid P]   the placement plan
-//   run --state-dir DIR (--target-pid L | --target-cgroup S | --target-command S) ...
-//                                                               the agent itself
+//   run --state-dir DIR [--target-pid L | --target-cgroup S | --target-command S] ...
+//                                    the agent itself (no selector: the rest of the pod)
 //   revert --state-dir DIR [--netns PATH]                      undo what a dead agent left
-//   install DIR [--lib PATH] [--allocator NAME]                 the init-container mode
+//   install DIR [--lib PATH] [--allocator NAME]   the init-container mode (default library:
+//                                                 $BOOSTER_LIB, else beside the executable)
 // See docs/agent.md.
 #include <fcntl.h>
 #include <sched.h>
@@ -28,6 +29,7 @@
 #include "sidecar/agent.h"
 #include "sidecar/cgroup.h"
 #include "sidecar/cpu_list.h"
+#include "sidecar/file_util.h"
 #include "sidecar/install.h"
 #include "sidecar/json_writer.h"
 #include "sidecar/planner.h"
@@ -220,6 +222,13 @@ absl::StatusOr<AgentConfig> ConfigFromArgs(const Args& a) {
   }
   c.selector.cgroup_contains = a.Get("target-cgroup");
   c.selector.command_contains = a.Get("target-command");
+  if (c.selector.pids.empty() && c.selector.cgroup_contains.empty() &&
+      c.selector.command_contains.empty()) {
+    // The sidecar as the operator injects it: watch the rest of the pod.
+    c.selector.pod_peers = true;
+    absl::StatusOr<std::string> own = ReadFile("/proc/self/cgroup");
+    if (own.ok()) c.selector.own_cgroup = *own;
+  }
   c.app_metrics_url = a.Get("app-metrics-url");
   double secs = 0;
   if (a.Has("window")) {
@@ -291,7 +300,15 @@ int CmdInstall(const Args& a) {
   InstallOptions o;
   o.dir = a.positional[0];
   const char* env = std::getenv("BOOSTER_LIB");
-  o.library = a.Get("lib", env != nullptr ? env : "");
+  std::string fallback;
+  if (env != nullptr) {
+    fallback = env;
+  } else {
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    if (n > 0) fallback = LibraryBesideExecutable(std::string(exe, static_cast<size_t>(n)));
+  }
+  o.library = a.Get("lib", fallback);
   o.allocator = a.Get("allocator", "none");
   absl::StatusOr<std::vector<std::string>> files = InstallRuntime(o);
   if (!files.ok()) return Fail(files.status());

@@ -35,7 +35,8 @@ uint64_t Diff(uint64_t now, uint64_t before) { return now >= before ? now - befo
 
 absl::StatusOr<std::vector<int>> FindTargets(const std::string& proc_root,
                                              const TargetSelector& sel) {
-  if (sel.pids.empty() && sel.cgroup_contains.empty() && sel.command_contains.empty()) {
+  if (sel.pids.empty() && sel.cgroup_contains.empty() && sel.command_contains.empty() &&
+      !sel.pod_peers) {
     return absl::InvalidArgumentError(
         "no target selector: give --target-pid, --target-cgroup or --target-command");
   }
@@ -47,6 +48,12 @@ absl::StatusOr<std::vector<int>> FindTargets(const std::string& proc_root,
     std::string base = absl::StrCat(proc_root, "/", pid);
     absl::StatusOr<std::string> cmd = ReadFile(base + "/cmdline");
     if (!cmd.ok() || cmd->empty()) continue;  // gone, or a kernel thread
+    if (sel.pod_peers) {
+      absl::string_view argv0(cmd->c_str());  // up to the first NUL
+      if (argv0 == "pause" || absl::EndsWith(argv0, "/pause")) continue;
+      absl::StatusOr<std::string> cg = ReadFile(base + "/cgroup");
+      if (!cg.ok() || (!sel.own_cgroup.empty() && *cg == sel.own_cgroup)) continue;
+    }
     if (!sel.command_contains.empty()) {
       std::replace(cmd->begin(), cmd->end(), '\0', ' ');
       if (!absl::StrContains(*cmd, sel.command_contains)) continue;

@@ -30,6 +30,12 @@ struct TargetSelector {
   std::vector<int> pids;
   std::string cgroup_contains;   // a container id, or any part of /proc/<pid>/cgroup
   std::string command_contains;  // part of the command line
+  // Every other process of the pod: what `run` watches when no selector is given. In a pod
+  // with a shared PID namespace those are the app containers' processes; otherwise the agent
+  // sees none and runs idle. Processes whose /proc/<pid>/cgroup equals `own_cgroup` (the
+  // agent's own container) and the sandbox's pause process are left out.
+  bool pod_peers = false;
+  std::string own_cgroup;
 };
 
 absl::StatusOr<std::vector<int>> FindTargets(const std::string& proc_root,

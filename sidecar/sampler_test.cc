@@ -37,6 +37,12 @@ class FakeProc {
           absl::StrCat(pid, " (server) S 1 1 1 0 -1 0 ", minflt, " 0 0 0 ", utime,
                        " 0 0 0 20 0 2 0 ", start, " 1000 ", rss_pages, " 0"));
   }
+  void SetCgroup(int pid, const std::string& content) {
+    Write(absl::StrCat(root_, "/", pid, "/cgroup"), content);
+  }
+  void SetCommand(int pid, const std::string& cmdline) {
+    Write(absl::StrCat(root_, "/", pid, "/cmdline"), cmdline);
+  }
   void Thread(int pid, int tid, uint64_t wait_ns, uint64_t slices, uint64_t vcs, uint64_t ivcs) {
     std::string t = absl::StrCat(root_, "/", pid, "/task/", tid);
     Mkdir(t);
@@ -86,6 +92,26 @@ TEST(SamplerTest, FindsTargetsByCgroupAndCommand) {
   miss.cgroup_contains = "ctr-other";
   EXPECT_TRUE(FindTargets(p.root(), miss)->empty());
   EXPECT_FALSE(FindTargets(p.root(), TargetSelector{}).ok());
+}
+
+TEST(SamplerTest, PodPeersAreEveryProcessButTheAgentsContainerAndPause) {
+  FakeProc p;
+  p.Process(10, 5, 0, 0, 1);  // the app, cgroup .../ctr-abc
+  p.Process(11, 5, 0, 0, 1);
+  p.SetCgroup(11, "1:cpu:/kubepods/pod1/ctr-agent\n");  // the agent's own container
+  p.Process(12, 5, 0, 0, 1);
+  p.SetCommand(12, std::string("/pause\0", 7));  // the sandbox
+  p.SetCgroup(12, "1:cpu:/kubepods/pod1/sandbox\n");
+  TargetSelector peers;
+  peers.pod_peers = true;
+  peers.own_cgroup = "1:cpu:/kubepods/pod1/ctr-agent\n";
+  EXPECT_THAT(*FindTargets(p.root(), peers), ElementsAre(10));
+  // Alone in its PID namespace the agent finds nothing, and that is not an error.
+  peers.own_cgroup = "1:cpu:/kubepods/pod1/ctr-abc\n";
+  p.SetCgroup(11, "1:cpu:/kubepods/pod1/ctr-abc\n");
+  absl::StatusOr<std::vector<int>> alone = FindTargets(p.root(), peers);
+  ASSERT_TRUE(alone.ok()) << alone.status();
+  EXPECT_TRUE(alone->empty());
 }
 
 TEST(SamplerTest, DifferencesPerThreadAcrossBirthAndExit) {
