@@ -1,0 +1,553 @@
+// booster-operator on the real cluster (issue 6, section 5): a host process with the admin
+// kubeconfig and leader election drives BoosterProfiles over Deployments of real pods.
+// Each test has its own namespace, its own operator (watching only that namespace) and a
+// Deployment `web` of N=3 HTTP pods, and samples the Deployments' replicas all along:
+//
+//   - 10% -> 50% -> 100% -> Promoted: the target's template carries the tuning (the sysctl
+//     is seen in a promoted pod's network namespace), N replicas, the canary gone;
+//   - abort mid-way: N replicas and exactly the pre-profile template (same ReplicaSet
+//     pod-template-hash);
+//   - SIGKILL mid-step: a new operator process resumes (steps never go back) and promotes;
+//   - invalid profiles: rejected by the API server, or InvalidSpec + an Event, and the
+//     Deployment untouched; a missing target gets TargetFound=False;
+//   - deleting the profile mid-rollout: the Deployment as it was before the profile;
+//   - in every scenario target + canary replicas never exceed N.
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/e2e/e2e_util.h"
+#include "tests/e2e/rollout/rollout_e2e_util.h"
+
+namespace booster::e2e {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr int kReplicas = 3;
+constexpr char kCanary[] = "web-booster";
+
+std::string Trim(absl::string_view s) { return std::string(absl::StripAsciiWhitespace(s)); }
+
+std::string Profile(const std::string& ns, const std::string& steps,
+                    const std::string& step_duration, const std::string& somaxconn = "3001") {
+  return absl::StrCat(R"(
+apiVersion: booster.dev/v1alpha1
+kind: BoosterProfile
+metadata: {name: web, namespace: )",
+                      ns, R"(}
+spec:
+  targetRef: {kind: Deployment, name: web}
+  tuning:
+    sysctls: {net.core.somaxconn: ")",
+                      somaxconn, R"("}
+    runtime:
+      go: {gomaxprocs: auto, gomemlimit: auto}
+      preload: {listenBacklog: 3000, tcpNoDelay: true}
+  rollout:
+    steps: )",
+                      steps, R"(
+    stepDuration: )",
+                      step_duration, R"(
+    progressDeadline: 5m
+)");
+}
+
+// The Deployment `web` as the API server holds it, and the pod-template-hash of its
+// newest ReplicaSet.
+struct Snapshot {
+  Json tmpl;
+  int replicas = -1;
+  std::string template_hash;
+  Json annotations;
+};
+
+absl::StatusOr<Snapshot> TakeSnapshot(const std::string& ns) {
+  absl::StatusOr<Json> d = GetJson({"-n", ns, "get", "deployment", "web"});
+  if (!d.ok()) return d.status();
+  Snapshot s;
+  s.tmpl = (*d)["spec"]["template"];
+  s.replicas = d->value("/spec/replicas"_json_pointer, -1);
+  s.annotations = d->value("/metadata/annotations"_json_pointer, Json::object());
+  std::string revision = s.annotations.value("deployment.kubernetes.io/revision", std::string());
+  absl::StatusOr<Json> rss = GetJson({"-n", ns, "get", "replicasets"});
+  if (!rss.ok()) return rss.status();
+  for (const Json& rs : (*rss)["items"]) {
+    bool owned = false;
+    for (const Json& o : rs.value("/metadata/ownerReferences"_json_pointer, Json::array())) {
+      owned |= o.value("kind", "") == "Deployment" && o.value("name", "") == "web";
+    }
+    if (owned && rs.value("/metadata/annotations/deployment.kubernetes.io~1revision"_json_pointer,
+                          std::string()) == revision) {
+      s.template_hash = rs.value("/metadata/labels/pod-template-hash"_json_pointer, "");
+    }
+  }
+  return s;
+}
+
+// Samples every 300 ms, from one consistent list, the replicas requested by the target and
+// the canary, and the profile's phase, step and weight.
+class RolloutSampler {
+ public:
+  struct Sample {
+    int target = 0, canary = 0;
+    std::string phase;
+    int step = 0, weight = 0;
+  };
+
+  explicit RolloutSampler(std::string ns) : ns_(std::move(ns)) {
+    thread_ = std::thread([this] { Loop(); });
+  }
+  ~RolloutSampler() { Stop(); }
+  void Stop() {
+    stop_ = true;
+    if (thread_.joinable()) thread_.join();
+  }
+  std::vector<Sample> samples() const {
+    std::lock_guard<std::mutex> l(mu_);
+    return samples_;
+  }
+  int MaxTotal() const {
+    int m = 0;
+    for (const Sample& s : samples()) m = std::max(m, s.target + s.canary);
+    return m;
+  }
+  // The distinct (phase, step, weight) states in the order they were seen.
+  std::string History() const {
+    std::vector<std::string> h;
+    for (const Sample& s : samples()) {
+      std::string e =
+          absl::StrCat(s.phase, "/", s.step, "/", s.weight, "%(", s.target, "+", s.canary, ")");
+      if (h.empty() || h.back() != e) h.push_back(e);
+    }
+    return absl::StrJoin(h, " -> ");
+  }
+  std::vector<int> Weights() const {
+    std::vector<int> w;
+    for (const Sample& s : samples()) {
+      if (s.phase == "Progressing" && (w.empty() || w.back() != s.weight)) w.push_back(s.weight);
+    }
+    return w;
+  }
+
+ private:
+  void Loop() {
+    while (!stop_) {
+      Sample s;
+      absl::StatusOr<Json> deps = GetJson({"-n", ns_, "get", "deployments"});
+      if (deps.ok()) {
+        for (const Json& d : (*deps)["items"]) {
+          std::string name = d.value("/metadata/name"_json_pointer, "");
+          int r = d.value("/spec/replicas"_json_pointer, 0);
+          if (name == "web") s.target = r;
+          if (name == kCanary) s.canary = r;
+        }
+        absl::StatusOr<Json> bp = GetJson({"-n", ns_, "get", "boosterprofile", "web"});
+        if (bp.ok()) {
+          s.phase = bp->value("/status/phase"_json_pointer, "");
+          s.step = bp->value("/status/currentStep"_json_pointer, 0);
+          s.weight = bp->value("/status/canaryWeight"_json_pointer, 0);
+        }
+        std::lock_guard<std::mutex> l(mu_);
+        samples_.push_back(s);
+      }
+      for (int i = 0; i < 3 && !stop_; ++i) usleep(100 * 1000);  // sampling period
+    }
+  }
+
+  std::string ns_;
+  std::atomic<bool> stop_{false};
+  mutable std::mutex mu_;
+  std::vector<Sample> samples_;
+  std::thread thread_;
+};
+
+class OperatorE2eTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    absl::Status s = BuildImages();
+    ASSERT_TRUE(s.ok()) << s;
+    const char* crd = std::getenv("BOOSTER_CRD");
+    ASSERT_NE(crd, nullptr);
+    absl::StatusOr<std::string> r = Kubectl({"apply", "-f", crd});
+    ASSERT_TRUE(r.ok()) << r.status();
+    r = Kubectl({"wait", "--for=condition=Established", "--timeout=60s",
+                 "crd/boosterprofiles.booster.dev"});
+    ASSERT_TRUE(r.ok()) << r.status();
+  }
+
+  void SetUp() override {
+    ASSERT_TRUE(ns_.status().ok()) << ns_.status();
+    op_ = std::make_unique<OperatorProcess>(ns_.name());
+  }
+
+  void TearDown() override {
+    if (HasFailure()) {
+      std::printf("%s\n%s\n", Diagnose(ns_.name()).c_str(), op_->Logs().c_str());
+    } else {
+      std::printf("operator log: %s\n", op_->log_path().c_str());
+    }
+    if (op_->Running()) {
+      absl::StatusOr<int> code = op_->Stop(absl::Seconds(20));
+      EXPECT_TRUE(code.ok() && *code == 0)
+          << "SIGTERM: " << (code.ok() ? absl::StrCat("exit ", *code) : code.status().ToString());
+    }
+    // With no operator left, nothing would remove the finalizer and the namespace would
+    // never go away.
+    absl::StatusOr<std::string> names =
+        Kubectl({"-n", ns_.name(), "get", "boosterprofiles", "-o", "name"});
+    for (absl::string_view n : absl::StrSplit(names.value_or(""), '\n', absl::SkipEmpty())) {
+      (void)Kubectl({"-n", ns_.name(), "patch", std::string(n), "--type=merge", "-p",
+                     R"({"metadata":{"finalizers":null}})"});
+    }
+  }
+
+  const std::string& ns() const { return ns_.name(); }
+
+  void DeployWeb() {
+    absl::Status s = ApplyJson(DeploymentObject(ns(), "web", kReplicas, HttpServerTemplate("web")));
+    ASSERT_TRUE(s.ok()) << s;
+    s = WaitRolledOut(ns(), "web", absl::Minutes(3));
+    ASSERT_TRUE(s.ok()) << s << Diagnose(ns());
+  }
+
+  void StartOperator() {
+    absl::Status s = op_->Start();
+    ASSERT_TRUE(s.ok()) << s << "\n" << op_->Logs();
+  }
+
+  absl::StatusOr<Json> ProfileObject(const std::string& name = "web") {
+    return GetJson({"-n", ns(), "get", "boosterprofile", name});
+  }
+
+  // Waits for status.phase == `phase`; stops early on Failed (unless that is the wish).
+  absl::Status WaitPhase(const std::string& phase, absl::Duration timeout,
+                         const std::string& name = "web") {
+    return WaitFor(
+        [&]() -> absl::StatusOr<bool> {
+          absl::StatusOr<Json> bp = ProfileObject(name);
+          if (!bp.ok()) return absl::UnavailableError(bp.status().message());
+          std::string got = bp->value("/status/phase"_json_pointer, "");
+          if (got == phase) return true;
+          if (got == "Failed" || (got == "RolledBack" && phase != "RolledBack")) {
+            return absl::FailedPreconditionError(
+                absl::StrCat("phase ", got, ": ", bp->value("status", Json::object()).dump()));
+          }
+          return absl::UnavailableError(absl::StrCat("phase ", got));
+        },
+        timeout);
+  }
+
+  // Waits until the canary runs at `weight` with all its pods ready.
+  absl::Status WaitCanaryReadyAt(int weight, absl::Duration timeout) {
+    return WaitFor(
+        [&]() -> absl::StatusOr<bool> {
+          absl::StatusOr<Json> bp = ProfileObject();
+          if (!bp.ok()) return absl::UnavailableError(bp.status().message());
+          int w = bp->value("/status/canaryWeight"_json_pointer, 0);
+          std::string phase = bp->value("/status/phase"_json_pointer, "");
+          if (phase != "Progressing" || w != weight) {
+            return absl::UnavailableError(absl::StrCat(phase, " at ", w, "%"));
+          }
+          absl::StatusOr<Json> c = GetJson({"-n", ns(), "get", "deployment", kCanary});
+          if (!c.ok()) return absl::UnavailableError(c.status().message());
+          int want = c->value("/spec/replicas"_json_pointer, 0);
+          int ready = c->value("/status/readyReplicas"_json_pointer, 0);
+          if (want == 0 || ready != want) {
+            return absl::UnavailableError(absl::StrCat("canary ", ready, "/", want, " ready"));
+          }
+          return true;
+        },
+        timeout);
+  }
+
+  absl::Status WaitCanaryGone() {
+    return WaitFor(
+        [&]() -> absl::StatusOr<bool> {
+          absl::StatusOr<std::string> r = Kubectl(
+              {"-n", ns(), "get", "deployment", kCanary, "--ignore-not-found", "-o", "name"});
+          if (!r.ok()) return absl::UnavailableError(r.status().message());
+          if (!Trim(*r).empty()) return absl::UnavailableError("the canary still exists");
+          return true;
+        },
+        absl::Seconds(60));
+  }
+
+  // The Deployment is back to exactly `before`: template, replicas, ReplicaSet, no
+  // Booster annotation, no canary.
+  void ExpectRestored(const Snapshot& before) {
+    absl::Status s = WaitCanaryGone();
+    EXPECT_TRUE(s.ok()) << s;
+    s = WaitRolledOut(ns(), "web", absl::Minutes(3));
+    ASSERT_TRUE(s.ok()) << s;
+    absl::StatusOr<Snapshot> after = TakeSnapshot(ns());
+    ASSERT_TRUE(after.ok()) << after.status();
+    EXPECT_EQ(after->replicas, before.replicas);
+    EXPECT_EQ(after->tmpl, before.tmpl)
+        << "before: " << before.tmpl.dump() << "\nafter:  " << after->tmpl.dump();
+    EXPECT_EQ(after->template_hash, before.template_hash)
+        << "the Deployment runs another ReplicaSet than before the profile";
+    for (const auto& [key, value] : after->annotations.items()) {
+      EXPECT_FALSE(absl::StartsWith(key, "booster.dev/")) << key << "=" << value.dump();
+    }
+  }
+
+  TestNamespace ns_{"rollout-op"};
+  std::unique_ptr<OperatorProcess> op_;
+};
+
+TEST_F(OperatorE2eTest, ProfileGoesTenFiftyHundredToPromotedWithTheTuningInTheTarget) {
+  DeployWeb();
+  StartOperator();
+  RolloutSampler sampler(ns());
+  ASSERT_TRUE(Apply(Profile(ns(), "[10, 50, 100]", "5s")).ok());
+  absl::Status s = WaitPhase("Promoted", absl::Minutes(6));
+  sampler.Stop();
+  ASSERT_TRUE(s.ok()) << s << "\nseen: " << sampler.History();
+
+  EXPECT_LE(sampler.MaxTotal(), kReplicas) << sampler.History();
+  // N=3: 10% -> 1 canary pod, 50% -> 2, 100% -> 3; each step was held and seen.
+  EXPECT_THAT(sampler.Weights(), ::testing::IsSupersetOf({10, 50, 100})) << sampler.History();
+  std::vector<int> w = sampler.Weights();
+  EXPECT_TRUE(std::is_sorted(w.begin(), w.end())) << sampler.History();
+
+  s = WaitCanaryGone();
+  EXPECT_TRUE(s.ok()) << s;
+  s = WaitRolledOut(ns(), "web", absl::Minutes(3));
+  ASSERT_TRUE(s.ok()) << s;
+  absl::StatusOr<Json> d = GetJson({"-n", ns(), "get", "deployment", "web"});
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(d->value("/spec/replicas"_json_pointer, -1), kReplicas);
+  EXPECT_EQ(d->value("/status/readyReplicas"_json_pointer, -1), kReplicas);
+  const Json& tmpl = (*d)["spec"]["template"];
+  EXPECT_EQ(tmpl.value("/metadata/labels/booster.dev~1arm"_json_pointer, ""), "promoted");
+  EXPECT_THAT(tmpl.value("/spec/securityContext/sysctls"_json_pointer, Json::array()).dump(),
+              HasSubstr(R"({"name":"net.core.somaxconn","value":"3001"})"));
+  std::string web_env;
+  for (const Json& c : tmpl["spec"]["containers"]) {
+    if (c.value("name", "") == "web") web_env = c.value("env", Json::array()).dump();
+  }
+  EXPECT_THAT(web_env, HasSubstr(R"({"name":"BOOSTER_LISTEN_BACKLOG","value":"3000"})"));
+  EXPECT_THAT(web_env, HasSubstr(R"({"name":"GOMAXPROCS","value":"1"})"));
+
+  // A promoted pod really runs with the sysctl in its own network namespace.
+  absl::StatusOr<std::string> pod = Kubectl(
+      {"-n", ns(), "get", "pods", "-l", "app=web,booster.dev/arm=promoted", "--field-selector",
+       "status.phase=Running", "-o", "jsonpath={.items[0].metadata.name}"});
+  ASSERT_TRUE(pod.ok()) << pod.status();
+  absl::StatusOr<pid_t> pid = ContainerPid(ns(), Trim(*pod), "web");
+  ASSERT_TRUE(pid.ok()) << pid.status();
+  absl::StatusOr<std::string> somaxconn = RunCommand(
+      {"nsenter", "-t", absl::StrCat(*pid), "-n", "cat", "/proc/sys/net/core/somaxconn"});
+  EXPECT_EQ(Trim(somaxconn.value_or("")), "3001");
+
+  absl::StatusOr<double> promoted =
+      op_->Metric(absl::StrCat("booster_operator_profile_phase{namespace=\"", ns(),
+                               "\",phase=\"Promoted\",profile=\"web\"}"));
+  if (!promoted.ok()) {  // label order is the library's; accept any order
+    absl::StatusOr<std::string> text = op_->Metrics();
+    ASSERT_TRUE(text.ok()) << text.status();
+    EXPECT_THAT(*text, HasSubstr("booster_operator_profile_phase{")) << *text;
+    EXPECT_THAT(*text, HasSubstr("phase=\"Promoted\"")) << *text;
+  } else {
+    EXPECT_EQ(*promoted, 1);
+  }
+  absl::StatusOr<double> leader = op_->Metric("booster_operator_leader");
+  EXPECT_TRUE(leader.ok() && *leader == 1) << leader.status();
+}
+
+TEST_F(OperatorE2eTest, AbortMidwayRestoresTheReplicaCountAndTheTemplate) {
+  DeployWeb();
+  absl::StatusOr<Snapshot> before = TakeSnapshot(ns());
+  ASSERT_TRUE(before.ok()) << before.status();
+  ASSERT_FALSE(before->template_hash.empty());
+  StartOperator();
+  RolloutSampler sampler(ns());
+  // A long step: the rollout holds at 50% (2 canary + 1 target) until the abort.
+  ASSERT_TRUE(Apply(Profile(ns(), "[50, 100]", "10m")).ok());
+  absl::Status s = WaitCanaryReadyAt(50, absl::Minutes(4));
+  ASSERT_TRUE(s.ok()) << s << "\nseen: " << sampler.History();
+  ASSERT_TRUE(
+      Kubectl({"-n", ns(), "annotate", "boosterprofile", "web", "booster.dev/abort=e2e-1"}).ok());
+  s = WaitPhase("RolledBack", absl::Minutes(4));
+  ASSERT_TRUE(s.ok()) << s << "\nseen: " << sampler.History();
+  ExpectRestored(*before);
+  sampler.Stop();
+  EXPECT_LE(sampler.MaxTotal(), kReplicas) << sampler.History();
+  absl::StatusOr<Json> bp = ProfileObject();
+  ASSERT_TRUE(bp.ok());
+  EXPECT_EQ(bp->value("/status/handled/abort"_json_pointer, ""), "e2e-1");
+}
+
+TEST_F(OperatorE2eTest, OperatorKilledMidStepResumesAndPromotes) {
+  DeployWeb();
+  StartOperator();
+  RolloutSampler sampler(ns());
+  ASSERT_TRUE(Apply(Profile(ns(), "[10, 50, 100]", "8s")).ok());
+  absl::Status s = WaitCanaryReadyAt(50, absl::Minutes(4));
+  ASSERT_TRUE(s.ok()) << s << "\nseen: " << sampler.History();
+  ASSERT_TRUE(op_->Kill().ok());
+  absl::StatusOr<Json> at_kill = ProfileObject();
+  ASSERT_TRUE(at_kill.ok());
+  const int step_at_kill = at_kill->value("/status/currentStep"_json_pointer, 0);
+  // A new process, a new identity: it takes the Lease once the dead one's expires.
+  StartOperator();
+  s = WaitPhase("Promoted", absl::Minutes(6));
+  sampler.Stop();
+  ASSERT_TRUE(s.ok()) << s << "\nseen: " << sampler.History();
+  EXPECT_LE(sampler.MaxTotal(), kReplicas) << sampler.History();
+  // Resumed, not restarted: the step never went back below the one at the kill.
+  bool after_kill = false;
+  int last_step = 0;
+  for (const RolloutSampler::Sample& x : sampler.samples()) {
+    if (x.phase != "Progressing") continue;
+    EXPECT_GE(x.step, last_step) << sampler.History();
+    last_step = std::max(last_step, x.step);
+    after_kill |= x.step >= step_at_kill;
+  }
+  EXPECT_TRUE(after_kill);
+  s = WaitCanaryGone();
+  EXPECT_TRUE(s.ok()) << s;
+  absl::StatusOr<Json> d = GetJson({"-n", ns(), "get", "deployment", "web"});
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->value("/spec/replicas"_json_pointer, -1), kReplicas);
+  EXPECT_THAT(op_->Logs(), HasSubstr("=== SIGKILL"));
+}
+
+TEST_F(OperatorE2eTest, InvalidProfilesAreRejectedOrMarkedInvalidSpecWithAnEvent) {
+  DeployWeb();
+  absl::StatusOr<Snapshot> before = TakeSnapshot(ns());
+  ASSERT_TRUE(before.ok()) << before.status();
+  StartOperator();
+
+  // Rejected by the API server's schema.
+  absl::Status s = Apply(absl::StrCat(R"(
+apiVersion: booster.dev/v1alpha1
+kind: BoosterProfile
+metadata: {name: no-target, namespace: )",
+                                      ns(), R"(}
+spec:
+  tuning: {sysctls: {net.core.somaxconn: "4096"}}
+)"));
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.message(), HasSubstr("spec.targetRef: Required value"));
+  s = Apply(absl::StrCat(R"(
+apiVersion: booster.dev/v1alpha1
+kind: BoosterProfile
+metadata: {name: bad-steps, namespace: )",
+                         ns(), R"(}
+spec:
+  targetRef: {kind: Deployment, name: web}
+  rollout: {steps: [10, 50]}
+)"));
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.message(), HasSubstr("100"));
+
+  // Accepted by the schema, refused by the operator: a sysctl Booster does not set.
+  ASSERT_TRUE(Apply(absl::StrCat(R"(
+apiVersion: booster.dev/v1alpha1
+kind: BoosterProfile
+metadata: {name: web, namespace: )",
+                                 ns(), R"(}
+spec:
+  targetRef: {kind: Deployment, name: web}
+  tuning: {sysctls: {net.core.rmem_max: "16777216"}}
+  rollout: {steps: [50, 100], stepDuration: 5s}
+)"))
+                  .ok());
+  s = WaitFor(
+      [&]() -> absl::StatusOr<bool> {
+        absl::StatusOr<Json> bp = ProfileObject();
+        if (!bp.ok()) return absl::UnavailableError(bp.status().message());
+        for (const Json& c : bp->value("/status/conditions"_json_pointer, Json::array())) {
+          if (c.value("type", "") == "InvalidSpec" && c.value("status", "") == "True") {
+            EXPECT_THAT(c.value("message", ""), HasSubstr("net.core.rmem_max"));
+            return true;
+          }
+        }
+        return absl::UnavailableError(bp->value("status", Json::object()).dump());
+      },
+      absl::Minutes(1));
+  ASSERT_TRUE(s.ok()) << s;
+  s = WaitFor(
+      [&]() -> absl::StatusOr<bool> {
+        absl::StatusOr<Json> events =
+            GetJson({"-n", ns(), "get", "events", "--field-selector",
+                     "involvedObject.kind=BoosterProfile,involvedObject.name=web"});
+        if (!events.ok()) return absl::UnavailableError(events.status().message());
+        for (const Json& e : (*events)["items"]) {
+          if (absl::StrContains(e.value("message", ""), "net.core.rmem_max")) return true;
+        }
+        return absl::UnavailableError(absl::StrCat("no Event yet: ", events->dump()));
+      },
+      absl::Minutes(1));
+  EXPECT_TRUE(s.ok()) << s;
+  // Nothing was rolled out.
+  absl::StatusOr<Snapshot> after = TakeSnapshot(ns());
+  ASSERT_TRUE(after.ok());
+  EXPECT_EQ(after->tmpl, before->tmpl);
+  EXPECT_EQ(after->replicas, kReplicas);
+  absl::StatusOr<std::string> canary =
+      Kubectl({"-n", ns(), "get", "deployment", kCanary, "--ignore-not-found", "-o", "name"});
+  EXPECT_EQ(Trim(canary.value_or("?")), "");
+
+  // A target that does not exist: TargetFound=False, and no rollout.
+  ASSERT_TRUE(Apply(absl::StrCat(R"(
+apiVersion: booster.dev/v1alpha1
+kind: BoosterProfile
+metadata: {name: ghost, namespace: )",
+                                 ns(), R"(}
+spec:
+  targetRef: {kind: Deployment, name: ghost}
+  rollout: {steps: [50, 100], stepDuration: 5s}
+)"))
+                  .ok());
+  s = WaitFor(
+      [&]() -> absl::StatusOr<bool> {
+        absl::StatusOr<Json> bp = ProfileObject("ghost");
+        if (!bp.ok()) return absl::UnavailableError(bp.status().message());
+        for (const Json& c : bp->value("/status/conditions"_json_pointer, Json::array())) {
+          if (c.value("type", "") == "TargetFound" && c.value("status", "") == "False") {
+            return true;
+          }
+        }
+        return absl::UnavailableError(bp->value("status", Json::object()).dump());
+      },
+      absl::Minutes(1));
+  EXPECT_TRUE(s.ok()) << s;
+}
+
+TEST_F(OperatorE2eTest, DeletingTheProfileMidRolloutLeavesTheDeploymentAsBefore) {
+  DeployWeb();
+  absl::StatusOr<Snapshot> before = TakeSnapshot(ns());
+  ASSERT_TRUE(before.ok()) << before.status();
+  StartOperator();
+  RolloutSampler sampler(ns());
+  ASSERT_TRUE(Apply(Profile(ns(), "[50, 100]", "10m")).ok());
+  absl::Status s = WaitCanaryReadyAt(50, absl::Minutes(4));
+  ASSERT_TRUE(s.ok()) << s << "\nseen: " << sampler.History();
+  absl::StatusOr<std::string> del =
+      Kubectl({"-n", ns(), "delete", "boosterprofile", "web", "--wait=true", "--timeout=120s"});
+  ASSERT_TRUE(del.ok()) << del.status();
+  ExpectRestored(*before);
+  sampler.Stop();
+  EXPECT_LE(sampler.MaxTotal(), kReplicas) << sampler.History();
+}
+
+}  // namespace
+}  // namespace booster::e2e

@@ -1,0 +1,187 @@
+// The pod templates of operator/rollout/pod_template.h on the real node, without the
+// operator: a Deployment whose template is EnrolledTemplate(...) or TunedTemplate(...)
+// gets Ready pods, the install init container put libbooster.so into the shared volume,
+// the agent sidecar runs and reports, the runtime library is mapped into the app's
+// process (seen through the host PID namespace), and the tuned template's sysctl, Go
+// knobs and library knobs reach the app's network namespace and environment.
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "operator/rollout/pod_template.h"
+#include "operator/rollout/profile.h"
+#include "tests/e2e/e2e_util.h"
+#include "tests/e2e/rollout/rollout_e2e_util.h"
+
+namespace booster::e2e {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::string Trim(absl::string_view s) { return std::string(absl::StripAsciiWhitespace(s)); }
+
+class PodTemplateE2eTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    absl::Status s = BuildImages();
+    ASSERT_TRUE(s.ok()) << s;
+  }
+
+  rollout::MutationOptions Options() const {
+    rollout::MutationOptions o;
+    o.agent_image = kAgentImage;
+    return o;
+  }
+  rollout::EnrollContext Context() const { return {ns_.name(), "web", {}}; }
+
+  // Deploys `tmpl` as deployment/web with one replica and returns its pod's name.
+  std::string DeployAndGetPod(const Json& tmpl) {
+    absl::Status s = ApplyJson(DeploymentObject(ns_.name(), "web", 1, tmpl));
+    EXPECT_TRUE(s.ok()) << s;
+    s = WaitRolledOut(ns_.name(), "web", absl::Minutes(3));
+    EXPECT_TRUE(s.ok()) << s << Diagnose(ns_.name());
+    absl::StatusOr<std::string> pod =
+        Kubectl({"-n", ns_.name(), "get", "pods", "-l", "app=web", "--field-selector",
+                 "status.phase=Running", "-o", "jsonpath={.items[0].metadata.name}"});
+    EXPECT_TRUE(pod.ok()) << pod.status();
+    return pod.ok() ? Trim(*pod) : "";
+  }
+
+  // What every enrolled pod must show: install succeeded, app and agent Ready and never
+  // restarted, the agent said hello for this pod, libbooster.so mapped in the app process.
+  // Returns the app's host PID.
+  pid_t ExpectEnrolledPod(const std::string& pod) {
+    absl::StatusOr<Json> p = GetJson({"-n", ns_.name(), "get", "pod", pod});
+    EXPECT_TRUE(p.ok()) << p.status();
+    if (!p.ok()) return -1;
+    const Json& st = (*p)["status"];
+    bool install_ok = false;
+    for (const Json& ic : st.value("initContainerStatuses", Json::array())) {
+      if (ic.value("name", "") == rollout::kInstallContainer) {
+        install_ok = ic.value("/state/terminated/exitCode"_json_pointer, -1) == 0;
+      }
+    }
+    EXPECT_TRUE(install_ok) << "booster-install did not exit 0" << Diagnose(ns_.name());
+    std::vector<std::string> ready;
+    for (const Json& cs : st.value("containerStatuses", Json::array())) {
+      EXPECT_EQ(cs.value("restartCount", -1), 0) << cs.dump();
+      if (cs.value("ready", false) && cs.contains("/state/running"_json_pointer)) {
+        ready.push_back(cs.value("name", ""));
+      }
+    }
+    EXPECT_THAT(ready, ::testing::UnorderedElementsAre("web", rollout::kAgentContainer));
+
+    // The agent runs its loop: its first line is the hello of this very pod.
+    absl::Status hello = WaitFor(
+        [&]() -> absl::StatusOr<bool> {
+          absl::StatusOr<std::string> logs =
+              Kubectl({"-n", ns_.name(), "logs", pod, "-c", rollout::kAgentContainer});
+          if (!logs.ok()) return absl::UnavailableError(logs.status().message());
+          if (!absl::StrContains(*logs, absl::StrCat("\"type\":\"hello\",\"pod\":\"", pod, "\""))) {
+            return absl::UnavailableError(absl::StrCat("no hello yet: ", *logs));
+          }
+          return true;
+        },
+        absl::Seconds(30));
+    EXPECT_TRUE(hello.ok()) << hello;
+
+    absl::StatusOr<pid_t> pid = ContainerPid(ns_.name(), pod, "web");
+    EXPECT_TRUE(pid.ok()) << pid.status();
+    if (!pid.ok()) return -1;
+    absl::StatusOr<std::string> maps = ReadFile(absl::StrCat("/proc/", *pid, "/maps"));
+    EXPECT_TRUE(maps.ok()) << maps.status();
+    EXPECT_THAT(maps.value_or(""), HasSubstr("/booster/libbooster.so"))
+        << "the runtime library is not loaded in the app";
+    return *pid;
+  }
+
+  // The app process's environment as NAME=value strings.
+  static std::vector<std::string> Environ(pid_t pid) {
+    absl::StatusOr<std::string> env = ReadFile(absl::StrCat("/proc/", pid, "/environ"));
+    EXPECT_TRUE(env.ok()) << env.status();
+    return absl::StrSplit(env.value_or(""), '\0', absl::SkipEmpty());
+  }
+
+  // A sysctl as the pod's network namespace sees it.
+  static std::string PodSysctl(pid_t pid, const std::string& path) {
+    absl::StatusOr<std::string> v =
+        RunCommand({"nsenter", "-t", absl::StrCat(pid), "-n", "cat", path});
+    EXPECT_TRUE(v.ok()) << v.status();
+    return Trim(v.value_or(""));
+  }
+
+  TestNamespace ns_{"rollout-tmpl"};
+};
+
+TEST_F(PodTemplateE2eTest, EnrolledTemplateRunsTheAgentAndTheDormantLibrary) {
+  ASSERT_TRUE(ns_.status().ok()) << ns_.status();
+  absl::StatusOr<Json> tmpl =
+      rollout::EnrolledTemplate(HttpServerTemplate("web"), Context(), Options());
+  ASSERT_TRUE(tmpl.ok()) << tmpl.status();
+  std::string pod = DeployAndGetPod(*tmpl);
+  ASSERT_FALSE(pod.empty());
+  pid_t pid = ExpectEnrolledPod(pod);
+  ASSERT_GT(pid, 0);
+  std::vector<std::string> env = Environ(pid);
+  EXPECT_THAT(env, ::testing::Contains("LD_PRELOAD=/booster/libbooster.so"));
+  EXPECT_THAT(env, ::testing::Contains("BOOSTER_CONTROL=/booster/control"));
+  // Dormant: none of the tuning knobs.
+  for (const std::string& e : env) {
+    EXPECT_FALSE(absl::StartsWith(e, "GOMAXPROCS=") || absl::StartsWith(e, "BOOSTER_LISTEN")) << e;
+  }
+  absl::StatusOr<std::string> arm = Kubectl(
+      {"-n", ns_.name(), "get", "pod", pod, "-o", "jsonpath={.metadata.labels.booster\\.dev/arm}"});
+  EXPECT_EQ(Trim(arm.value_or("")), "baseline");
+}
+
+TEST_F(PodTemplateE2eTest, TunedTemplateCarriesSysctlsGoKnobsAndLibraryKnobs) {
+  ASSERT_TRUE(ns_.status().ok()) << ns_.status();
+  absl::StatusOr<std::string> host_somaxconn = ReadFile("/proc/sys/net/core/somaxconn");
+  ASSERT_TRUE(host_somaxconn.ok());
+  // A value no kernel defaults to, so seeing it proves the pod's own setting.
+  const std::string kSomaxconn = Trim(*host_somaxconn) == "3001" ? "3002" : "3001";
+  rollout::Tuning tuning;
+  tuning.sysctls = {{"net.core.somaxconn", kSomaxconn}, {"net.ipv4.tcp_tw_reuse", "1"}};
+  tuning.go.gomaxprocs = "auto";
+  tuning.go.gomemlimit = "auto";
+  tuning.preload.listen_backlog = 3000;
+  tuning.preload.tcp_no_delay = true;
+  absl::StatusOr<Json> tmpl = rollout::TunedTemplate(HttpServerTemplate("web"), tuning,
+                                                     rollout::kArmCanary, Context(), Options());
+  ASSERT_TRUE(tmpl.ok()) << tmpl.status();
+  std::string pod = DeployAndGetPod(*tmpl);
+  ASSERT_FALSE(pod.empty());
+  pid_t pid = ExpectEnrolledPod(pod);
+  ASSERT_GT(pid, 0);
+
+  EXPECT_EQ(PodSysctl(pid, "/proc/sys/net/core/somaxconn"), kSomaxconn);
+  EXPECT_EQ(PodSysctl(pid, "/proc/sys/net/ipv4/tcp_tw_reuse"), "1");
+  absl::StatusOr<std::string> host_after = ReadFile("/proc/sys/net/core/somaxconn");
+  EXPECT_EQ(Trim(host_after.value_or("")), Trim(*host_somaxconn)) << "the host's value changed";
+
+  std::vector<std::string> env = Environ(pid);
+  EXPECT_THAT(env, ::testing::Contains("LD_PRELOAD=/booster/libbooster.so"));
+  // Limits 500m / 64Mi: GOMAXPROCS rounds the quota up to one CPU, GOMEMLIMIT is 90%.
+  EXPECT_THAT(env, ::testing::Contains("GOMAXPROCS=1"));
+  EXPECT_THAT(env,
+              ::testing::Contains(absl::StrCat("GOMEMLIMIT=", int64_t{64} * 1024 * 1024 * 9 / 10)));
+  EXPECT_THAT(env, ::testing::Contains("BOOSTER_LISTEN_BACKLOG=3000"));
+  EXPECT_THAT(env, ::testing::Contains("BOOSTER_TCP_NODELAY=1"));
+
+  absl::StatusOr<std::string> agent_env =
+      Kubectl({"-n", ns_.name(), "get", "pod", pod, "-o",
+               "jsonpath={.spec.containers[?(@.name==\"booster-agent\")].env[?(@.name==\"BOOSTER_"
+               "AGENT_MODE\")].value}"});
+  EXPECT_EQ(Trim(agent_env.value_or("")), "tune");
+  absl::StatusOr<std::string> arm = Kubectl(
+      {"-n", ns_.name(), "get", "pod", pod, "-o", "jsonpath={.metadata.labels.booster\\.dev/arm}"});
+  EXPECT_EQ(Trim(arm.value_or("")), "canary");
+}
+
+}  // namespace
+}  // namespace booster::e2e
