@@ -1,0 +1,53 @@
+// The booster-operator command line (docs/operator.md): every flag, its environment
+// fallback and its default. Pure: the environment is passed in, so tests need no setenv.
+//
+//   absl::StatusOr<OperatorOptions> o = ParseOptions(argc, argv, [](const char* n) {...});
+#ifndef BOOSTER_OPERATOR_CONTROLLER_OPTIONS_H_
+#define BOOSTER_OPERATOR_CONTROLLER_OPTIONS_H_
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace booster::controller {
+
+struct OperatorOptions {
+  std::string kubeconfig;  // "" = in-cluster config
+  std::string ns;          // "" = all namespaces
+  std::string metrics_bind_address = "0.0.0.0:8080";
+  std::string health_probe_bind_address = "0.0.0.0:8081";
+  bool leader_elect = true;
+  std::string leader_election_namespace = "booster-system";
+  std::string leader_election_id = "booster-operator";
+  std::string identity;  // never empty after parsing
+  std::string agent_image = "booster-agent:dev";
+  std::string agent_image_pull_policy = "IfNotPresent";
+  int workers = 4;
+  std::string log_format = "json";
+  bool help = false;
+};
+
+// One flag: its name (without "--"), the environment variables read when it is not
+// given (first set one wins), and a description for --help.
+struct FlagInfo {
+  std::string name;
+  std::vector<std::string> env;
+  std::string default_text;
+  std::string help;
+};
+const std::vector<FlagInfo>& Flags();
+std::string Usage();
+
+using GetEnv = std::function<std::string(const char* name)>;
+
+// Flags as --name=value or --name value; precedence flag > environment > default.
+// `hostname_pid` is the identity's last fallback. kInvalidArgument names the bad flag.
+absl::StatusOr<OperatorOptions> ParseOptions(const std::vector<std::string>& args,
+                                             const GetEnv& getenv,
+                                             const std::string& hostname_pid);
+
+}  // namespace booster::controller
+
+#endif  // BOOSTER_OPERATOR_CONTROLLER_OPTIONS_H_

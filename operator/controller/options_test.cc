@@ -1,0 +1,97 @@
+#include "operator/controller/options.h"
+
+#include <map>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace booster::controller {
+namespace {
+
+using ::testing::HasSubstr;
+
+GetEnv Env(std::map<std::string, std::string> env) {
+  return [env](const char* name) {
+    auto it = env.find(name);
+    return it == env.end() ? std::string() : it->second;
+  };
+}
+
+TEST(OptionsTest, DefaultsAreTheContract) {
+  absl::StatusOr<OperatorOptions> o = ParseOptions({}, Env({}), "host_42");
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_EQ(o->kubeconfig, "");
+  EXPECT_EQ(o->ns, "");
+  EXPECT_EQ(o->metrics_bind_address, "0.0.0.0:8080");
+  EXPECT_EQ(o->health_probe_bind_address, "0.0.0.0:8081");
+  EXPECT_TRUE(o->leader_elect);
+  EXPECT_EQ(o->leader_election_namespace, "booster-system");
+  EXPECT_EQ(o->leader_election_id, "booster-operator");
+  EXPECT_EQ(o->identity, "host_42");
+  EXPECT_EQ(o->agent_image, "booster-agent:dev");
+  EXPECT_EQ(o->agent_image_pull_policy, "IfNotPresent");
+  EXPECT_EQ(o->workers, 4);
+  EXPECT_EQ(o->log_format, "json");
+}
+
+TEST(OptionsTest, FlagsBeatEnvironmentWhichBeatsDefaults) {
+  auto env = Env({{"KUBECONFIG", "/env/kc"},
+                  {"POD_NAMESPACE", "ops"},
+                  {"POD_NAME", "op-0"},
+                  {"BOOSTER_WORKERS", "2"}});
+  absl::StatusOr<OperatorOptions> o = ParseOptions({}, env, "h_1");
+  ASSERT_TRUE(o.ok());
+  EXPECT_EQ(o->kubeconfig, "/env/kc");
+  EXPECT_EQ(o->leader_election_namespace, "ops");
+  EXPECT_EQ(o->identity, "op-0");
+  EXPECT_EQ(o->workers, 2);
+  o = ParseOptions({"--kubeconfig=/flag/kc", "--identity", "me", "--workers=8",
+                    "--leader-elect=false", "--namespace=shop",
+                    "--metrics-bind-address=127.0.0.1:0", "--log-format=text"},
+                   env, "h_1");
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_EQ(o->kubeconfig, "/flag/kc");
+  EXPECT_EQ(o->identity, "me");
+  EXPECT_EQ(o->workers, 8);
+  EXPECT_FALSE(o->leader_elect);
+  EXPECT_EQ(o->ns, "shop");
+  EXPECT_EQ(o->metrics_bind_address, "127.0.0.1:0");
+  EXPECT_EQ(o->log_format, "text");
+  // BOOSTER_KUBECONFIG outranks KUBECONFIG.
+  o = ParseOptions({}, Env({{"KUBECONFIG", "/a"}, {"BOOSTER_KUBECONFIG", "/b"}}), "h");
+  EXPECT_EQ(o->kubeconfig, "/b");
+}
+
+TEST(OptionsTest, BadInputNamesTheFlag) {
+  auto env = Env({});
+  EXPECT_THAT(ParseOptions({"--nope=1"}, env, "h").status().message(), HasSubstr("--nope"));
+  EXPECT_THAT(ParseOptions({"--workers=0"}, env, "h").status().message(), HasSubstr("--workers"));
+  EXPECT_THAT(ParseOptions({"--leader-elect=maybe"}, env, "h").status().message(),
+              HasSubstr("--leader-elect"));
+  EXPECT_THAT(ParseOptions({"--log-format=xml"}, env, "h").status().message(),
+              HasSubstr("--log-format"));
+  EXPECT_THAT(ParseOptions({"--metrics-bind-address=8080"}, env, "h").status().message(),
+              HasSubstr("HOST:PORT"));
+  EXPECT_THAT(ParseOptions({"--agent-image-pull-policy=Sometimes"}, env, "h").status().message(),
+              HasSubstr("pull-policy"));
+  EXPECT_THAT(ParseOptions({"--identity"}, env, "h").status().message(), HasSubstr("needs a value"));
+  EXPECT_FALSE(ParseOptions({"stray"}, env, "h").ok());
+}
+
+TEST(OptionsTest, BareLeaderElectMeansTrue) {
+  absl::StatusOr<OperatorOptions> o =
+      ParseOptions({"--leader-elect", "--workers=1"}, Env({{"BOOSTER_LEADER_ELECT", "false"}}), "h");
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_TRUE(o->leader_elect);
+}
+
+TEST(OptionsTest, UsageListsEveryFlagWithItsEnvironmentVariable) {
+  const std::string usage = Usage();
+  for (const FlagInfo& f : Flags()) {
+    EXPECT_THAT(usage, HasSubstr("--" + f.name));
+    for (const std::string& e : f.env) EXPECT_THAT(usage, HasSubstr(e));
+  }
+}
+
+}  // namespace
+}  // namespace booster::controller

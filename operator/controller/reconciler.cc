@@ -1,0 +1,375 @@
+#include "operator/controller/reconciler.h"
+
+#include <algorithm>
+#include <memory>
+
+#include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "operator/controller/log.h"
+#include "operator/kube/api_status.h"
+#include "operator/kube/helpers.h"
+#include "operator/kube/json.h"
+#include "operator/rollout/pod_template.h"
+#include "operator/rollout/profile.h"
+
+namespace booster::controller {
+namespace {
+
+using rollout::Action;
+using rollout::ActionType;
+
+constexpr char kCanarySuffix[] = "-booster";
+
+std::string Key(absl::string_view ns, absl::string_view name) {
+  return ns.empty() ? std::string(name) : absl::StrCat(ns, "/", name);
+}
+
+std::string Rv(const ObjectPtr& obj) {
+  return obj == nullptr ? "" : kube::JsonString(*obj, "/metadata/resourceVersion");
+}
+
+// A failed JSON-patch "test" (the target was re-created, a finalizer moved) comes back as
+// 422; like a conflict, it means: re-read and try again.
+absl::Status AsRetryable(const absl::Status& s) {
+  if (kube::HttpCode(s) == 422) {
+    return absl::AbortedError(absl::StrCat("precondition of the patch failed: ", s.message()));
+  }
+  return s;
+}
+
+}  // namespace
+
+std::vector<std::string> ProfileTargetIndexFunc(const Json& profile) {
+  const std::string name = kube::JsonString(profile, "/spec/targetRef/name");
+  if (name.empty()) return {};
+  return {Key(kube::JsonString(profile, "/metadata/namespace"), name)};
+}
+
+std::vector<std::string> ProfileKeysFor(const kube::Store& profiles, ObjectKind kind,
+                                        const Json& obj) {
+  const std::string ns = kube::JsonString(obj, "/metadata/namespace");
+  std::vector<std::string> keys;
+  auto by_target = [&](const std::string& deployment) {
+    for (const ObjectPtr& p : profiles.ByIndex(kTargetIndex, Key(ns, deployment))) {
+      keys.push_back(kube::ObjectKey(*p));
+    }
+  };
+  auto for_deployment = [&](const std::string& name) {
+    by_target(name);
+    // A canary is "<target>-booster"; its profile label names the profile directly.
+    if (absl::EndsWith(name, kCanarySuffix)) {
+      by_target(std::string(absl::StripSuffix(name, kCanarySuffix)));
+    }
+  };
+  switch (kind) {
+    case ObjectKind::kDeployment: {
+      for_deployment(kube::JsonString(obj, "/metadata/name"));
+      const std::string label = kube::JsonString(obj, "/metadata/labels/booster.dev~1profile");
+      if (!label.empty()) keys.push_back(Key(ns, label));
+      break;
+    }
+    case ObjectKind::kReplicaSet: {
+      const Json* owners = nullptr;
+      Json::json_pointer p("/metadata/ownerReferences");
+      if (obj.contains(p) && obj.at(p).is_array()) owners = &obj.at(p);
+      if (owners == nullptr) break;
+      for (const Json& o : *owners) {
+        if (o.is_object() && o.value("kind", "") == "Deployment") {
+          for_deployment(o.value("name", ""));
+        }
+      }
+      break;
+    }
+    case ObjectKind::kPod: {
+      // "namespace/name" of the profile, written into the enrolled template.
+      const std::string profile = kube::JsonString(obj, "/metadata/annotations/booster.dev~1profile");
+      if (!profile.empty()) keys.push_back(profile);
+      break;
+    }
+    case ObjectKind::kHpa: {
+      if (kube::JsonString(obj, "/spec/scaleTargetRef/kind") == "Deployment") {
+        by_target(kube::JsonString(obj, "/spec/scaleTargetRef/name"));
+      }
+      break;
+    }
+  }
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  return keys;
+}
+
+kube::EventHandlers EnqueueProfilesOf(const kube::Store* profiles, ObjectKind kind,
+                                      kube::Controller* controller) {
+  auto enqueue = [profiles, kind, controller](const ObjectPtr& obj) {
+    if (obj == nullptr) return;
+    for (const std::string& key : ProfileKeysFor(*profiles, kind, *obj)) controller->Enqueue(key);
+  };
+  kube::EventHandlers h;
+  h.on_add = enqueue;
+  h.on_update = [enqueue](const ObjectPtr& old_obj, const ObjectPtr& new_obj) {
+    enqueue(new_obj);
+    // A target renamed away from a profile's targetRef still concerns that profile.
+    if (old_obj != nullptr && new_obj != nullptr &&
+        kube::JsonString(*old_obj, "/metadata/name") !=
+            kube::JsonString(*new_obj, "/metadata/name")) {
+      enqueue(old_obj);
+    }
+  };
+  h.on_delete = enqueue;
+  return h;
+}
+
+kube::EventHandlers EnqueueSelf(kube::Controller* controller) {
+  kube::EventHandlers h;
+  h.on_add = [controller](const ObjectPtr& obj) { controller->Enqueue(kube::ObjectKey(*obj)); };
+  h.on_update = [controller](const ObjectPtr&, const ObjectPtr& obj) {
+    controller->Enqueue(kube::ObjectKey(*obj));
+  };
+  h.on_delete = [controller](const ObjectPtr& obj) { controller->Enqueue(kube::ObjectKey(*obj)); };
+  return h;
+}
+
+void FreshView::Wrote(const kube::Store& store, const std::string& key, ObjectPtr after) {
+  std::lock_guard<std::mutex> l(mu_);
+  entries_[key] = Entry{Rv(store.Get(key)), std::move(after)};
+}
+
+ObjectPtr FreshView::Get(const kube::Store& store, const std::string& key) {
+  ObjectPtr cached = store.Get(key);
+  std::lock_guard<std::mutex> l(mu_);
+  auto it = entries_.find(key);
+  if (it == entries_.end()) return cached;
+  if (Rv(cached) == it->second.replaced_rv && Rv(cached) != Rv(it->second.after)) {
+    return it->second.after;  // the store has not caught up with our write yet
+  }
+  entries_.erase(it);
+  return cached;
+}
+
+void FreshView::Forget(const std::string& key) {
+  std::lock_guard<std::mutex> l(mu_);
+  entries_.erase(key);
+}
+
+ProfileReconciler::ProfileReconciler(kube::Client* client, ReconcilerStores stores,
+                                     kube::EventRecorder* events,
+                                     rollout::VerdictSource* verdicts, Clock* clock,
+                                     ReconcilerOptions options, ReconcileObserver* observer)
+    : client_(client),
+      stores_(stores),
+      events_(events),
+      verdicts_(verdicts),
+      clock_(clock),
+      options_(std::move(options)),
+      observer_(observer) {}
+
+ObjectPtr ProfileReconciler::Deployment(const std::string& ns, const std::string& name) {
+  if (name.empty()) return nullptr;
+  return fresh_deployments_.Get(*stores_.deployments, Key(ns, name));
+}
+
+std::string ProfileReconciler::HpaFor(const std::string& ns, const std::string& target) const {
+  if (stores_.hpas == nullptr || target.empty()) return "";
+  std::vector<std::string> names;
+  for (const ObjectPtr& h : stores_.hpas->ByIndex(kube::kNamespaceIndex, ns)) {
+    if (kube::JsonString(*h, "/spec/scaleTargetRef/kind") == "Deployment" &&
+        kube::JsonString(*h, "/spec/scaleTargetRef/name") == target) {
+      names.push_back(kube::JsonString(*h, "/metadata/name"));
+    }
+  }
+  if (names.empty()) return "";
+  std::sort(names.begin(), names.end());  // deterministic when (wrongly) several exist
+  return names.front();
+}
+
+absl::StatusOr<kube::Result> ProfileReconciler::Reconcile(const std::string& key) {
+  const std::string ns(key.substr(0, key.find('/')));
+  const std::string name = key.find('/') == std::string::npos ? key : key.substr(key.find('/') + 1);
+  ObjectPtr cached = fresh_profiles_.Get(*stores_.profiles, key);
+  if (cached == nullptr) {
+    fresh_profiles_.Forget(key);
+    if (observer_ != nullptr) observer_->Forgotten(ns, name);
+    return kube::Result::Done();
+  }
+  absl::StatusOr<rollout::Profile> profile = rollout::ParseProfile(*cached);
+  if (!profile.ok()) {
+    Log(Level::kWarning, "not a BoosterProfile; ignored",
+        {{"profile", key}, {"error", std::string(profile.status().message())}});
+    return kube::Result::Done();
+  }
+
+  // Observations. The target's name comes from the spec, or from the raw field when the
+  // spec is invalid (the machine then only needs to know whether a canary exists).
+  std::string target_name = profile->spec.ok() ? profile->spec->target_ref.name
+                                               : kube::JsonString(*cached, "/spec/targetRef/name");
+  std::string canary_name = profile->status.canary_name;
+  if (canary_name.empty() && !target_name.empty()) canary_name = target_name + kCanarySuffix;
+  ObjectPtr target = Deployment(ns, target_name);
+  ObjectPtr canary = Deployment(ns, canary_name);
+  rollout::Observations obs{rollout::ObserveDeployment(target ? *target : Json(nullptr)),
+                            rollout::ObserveDeployment(canary ? *canary : Json(nullptr)),
+                            HpaFor(ns, target_name)};
+
+  rollout::Plan plan =
+      rollout::Reconcile(*profile, obs, *verdicts_, clock_->Now(), options_.mutation);
+  const std::string phase(rollout::PhaseName(plan.status.phase));
+
+  // 1. Status first.
+  Json current = *cached;
+  if (plan.status_changed) {
+    Json obj = current;
+    obj["status"] = rollout::StatusToJson(plan.status);
+    absl::StatusOr<Json> written = client_->UpdateStatus(kBoosterProfiles, ns, obj);
+    if (!written.ok()) {
+      if (absl::IsNotFound(written.status())) {  // deleted meanwhile: nothing left to do
+        fresh_profiles_.Wrote(*stores_.profiles, key, nullptr);
+        if (observer_ != nullptr) observer_->Forgotten(ns, name);
+        return kube::Result::Done();
+      }
+      if (kube::IsConflict(written.status())) {
+        Log(Level::kDebug, "status conflict; re-reading", {{"profile", key}});
+      }
+      return written.status();  // nothing acted on
+    }
+    kube::DropManagedFields(&*written);
+    current = *written;
+    fresh_profiles_.Wrote(*stores_.profiles, key, std::make_shared<const Json>(current));
+    const std::string from(rollout::PhaseName(profile->status.phase));
+    if (from != phase) {
+      Log(Level::kInfo, "phase",
+          {{"profile", key},
+           {"from", from},
+           {"phase", phase},
+           {"reason", plan.status.last_transition ? plan.status.last_transition->reason : ""},
+           {"message", plan.status.last_transition ? plan.status.last_transition->message : ""}});
+    }
+  }
+  if (observer_ != nullptr) observer_->Reconciled(ns, name, plan.status);
+
+  // 2. Then the actions, in order; the first failure ends the pass.
+  kube::Result result = kube::Result::Done();
+  for (const Action& a : plan.actions) {
+    if (a.type == ActionType::kRequeueAfter) {
+      result = kube::Result::RequeueAfter(a.delay);
+      continue;
+    }
+    if (a.type != ActionType::kRecordEvent) {
+      Log(Level::kInfo, "action",
+          {{"profile", key}, {"phase", phase}, {"action", rollout::DescribeAction(a)}});
+    }
+    absl::Status s = Execute(a, ns, &current);
+    if (!s.ok()) {
+      Log(Level::kWarning, "action failed; retrying",
+          {{"profile", key},
+           {"phase", phase},
+           {"action", std::string(rollout::ActionTypeName(a.type))},
+           {"error", s.ToString()}});
+      return s;
+    }
+    if (a.type == ActionType::kRemoveFinalizer && observer_ != nullptr) {
+      observer_->Forgotten(ns, name);
+    }
+  }
+  return result;
+}
+
+absl::Status ProfileReconciler::PatchProfileFinalizer(bool add, const std::string& ns,
+                                                      Json* profile) {
+  const std::string name = kube::JsonString(*profile, "/metadata/name");
+  Json patch = Json::array();
+  patch.push_back({{"op", "test"},
+                   {"path", "/metadata/uid"},
+                   {"value", kube::JsonString(*profile, "/metadata/uid")}});
+  Json::json_pointer fp("/metadata/finalizers");
+  const Json finalizers =
+      profile->contains(fp) && profile->at(fp).is_array() ? profile->at(fp) : Json::array();
+  auto it = std::find(finalizers.begin(), finalizers.end(), Json(rollout::kFinalizer));
+  if (add) {
+    if (it != finalizers.end()) return absl::OkStatus();
+    if (profile->contains(fp)) {
+      patch.push_back({{"op", "add"}, {"path", "/metadata/finalizers/-"}, {"value", rollout::kFinalizer}});
+    } else {
+      patch.push_back(
+          {{"op", "add"}, {"path", "/metadata/finalizers"}, {"value", {rollout::kFinalizer}}});
+    }
+  } else {
+    if (it == finalizers.end()) return absl::OkStatus();
+    const std::string path = absl::StrCat("/metadata/finalizers/", it - finalizers.begin());
+    patch.push_back({{"op", "test"}, {"path", path}, {"value", rollout::kFinalizer}});
+    patch.push_back({{"op", "remove"}, {"path", path}});
+  }
+  absl::StatusOr<Json> out =
+      client_->Patch(kBoosterProfiles, ns, name, kube::PatchType::kJson, patch);
+  if (!out.ok()) {
+    // Removing the finalizer of a profile that is already gone is done.
+    if (!add && absl::IsNotFound(out.status())) return absl::OkStatus();
+    return AsRetryable(out.status());
+  }
+  kube::DropManagedFields(&*out);
+  *profile = *out;
+  // Without finalizers a deleting profile is gone as soon as this patch lands.
+  const bool gone = !add && kube::IsBeingDeleted(*out) &&
+                    (!out->contains(fp) || out->at(fp).empty());
+  fresh_profiles_.Wrote(*stores_.profiles, Key(ns, name),
+                        gone ? nullptr : std::make_shared<const Json>(*out));
+  return absl::OkStatus();
+}
+
+absl::Status ProfileReconciler::Execute(const Action& a, const std::string& ns, Json* profile) {
+  switch (a.type) {
+    case ActionType::kAddFinalizer:
+      return PatchProfileFinalizer(true, ns, profile);
+    case ActionType::kRemoveFinalizer:
+      return PatchProfileFinalizer(false, ns, profile);
+    case ActionType::kEnrollTarget:
+    case ActionType::kScaleTarget:
+    case ActionType::kPromoteTemplate:
+    case ActionType::kRestoreTemplate: {
+      absl::StatusOr<Json> out =
+          client_->Patch(kube::kDeployments, ns, a.name, kube::PatchType::kJson, a.body);
+      if (!out.ok()) return AsRetryable(out.status());
+      kube::DropManagedFields(&*out);
+      fresh_deployments_.Wrote(*stores_.deployments, Key(ns, a.name),
+                               std::make_shared<const Json>(std::move(*out)));
+      return absl::OkStatus();
+    }
+    case ActionType::kCreateOrScaleCanary: {
+      kube::PatchOptions po;
+      po.field_manager = options_.field_manager;
+      po.force = true;
+      absl::StatusOr<Json> out =
+          client_->Patch(kube::kDeployments, ns, a.name, kube::PatchType::kApply, a.body, po);
+      if (!out.ok()) return AsRetryable(out.status());
+      kube::DropManagedFields(&*out);
+      fresh_deployments_.Wrote(*stores_.deployments, Key(ns, a.name),
+                               std::make_shared<const Json>(std::move(*out)));
+      return absl::OkStatus();
+    }
+    case ActionType::kDeleteCanary: {
+      absl::Status s = client_->Delete(kube::kDeployments, ns, a.name,
+                                       kube::DeleteOptions{.propagation_policy = "Background"});
+      if (!s.ok() && !absl::IsNotFound(s)) return s;
+      fresh_deployments_.Wrote(*stores_.deployments, Key(ns, a.name), nullptr);
+      return absl::OkStatus();
+    }
+    case ActionType::kRecordEvent: {
+      if (events_ == nullptr) return absl::OkStatus();
+      absl::Status s = events_->Event(*profile, a.event_type, a.reason, a.message);
+      // An Event is informational: losing one never blocks the rollout.
+      if (!s.ok()) {
+        Log(Level::kWarning, "event not recorded",
+            {{"profile", Key(ns, kube::JsonString(*profile, "/metadata/name"))},
+             {"reason", a.reason},
+             {"error", s.ToString()}});
+      }
+      return absl::OkStatus();
+    }
+    case ActionType::kRequeueAfter:
+      return absl::OkStatus();
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace booster::controller

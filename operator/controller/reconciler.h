@@ -1,0 +1,137 @@
+// The BoosterProfile reconciler: the thin I/O shell around rollout::Reconcile. For one
+// profile key it reads the profile, its target and canary Deployments and any HPA that
+// scales the target from informer stores, asks the state machine for the next status and
+// actions, writes the status first (PUT /status with the resourceVersion read; a 409 means
+// nothing is acted on and the key is retried), and only then carries out the actions in
+// order with the Kubernetes client. The first failing action ends the reconcile with an
+// error; the next one recomputes the actions from the persisted status, and they are
+// idempotent (docs/rollout.md, "The reconciler contract").
+//
+//   ProfileReconciler r(&client, {&profiles, &deployments, &hpas}, &events, &verdicts, &clock);
+//   Controller c(&clock, [&](const std::string& key) { return r.Reconcile(key); });
+//   deployments.AddEventHandler(EnqueueProfilesOf(&profiles.store(), ObjectKind::kDeployment, &c));
+#ifndef BOOSTER_OPERATOR_CONTROLLER_RECONCILER_H_
+#define BOOSTER_OPERATOR_CONTROLLER_RECONCILER_H_
+
+#include <map>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "common/clock.h"
+#include "operator/kube/client.h"
+#include "operator/kube/controller.h"
+#include "operator/kube/events.h"
+#include "operator/kube/informer.h"
+#include "operator/kube/store.h"
+#include "operator/rollout/state_machine.h"
+#include "operator/rollout/verdict.h"
+
+namespace booster::controller {
+
+using kube::Json;
+using kube::ObjectPtr;
+
+inline const kube::Resource kBoosterProfiles{"booster.dev", "v1alpha1", "boosterprofiles", true};
+inline const kube::Resource kReplicaSets{"apps", "v1", "replicasets", true};
+inline const kube::Resource kHorizontalPodAutoscalers{"autoscaling", "v2",
+                                                      "horizontalpodautoscalers", true};
+
+// Index of the profile store: "namespace/deployment" of spec.targetRef.
+inline constexpr char kTargetIndex[] = "booster.dev/target";
+std::vector<std::string> ProfileTargetIndexFunc(const Json& profile);
+
+enum class ObjectKind { kDeployment, kReplicaSet, kPod, kHpa };
+
+// Keys ("namespace/name") of the profiles an event on `obj` concerns: a target Deployment
+// (through kTargetIndex), a canary Deployment (its profile label), the ReplicaSets of
+// either (their owning Deployment), pods (the booster.dev/profile annotation the
+// enrolled template carries) and HPAs (their scaleTargetRef).
+std::vector<std::string> ProfileKeysFor(const kube::Store& profiles, ObjectKind kind,
+                                        const Json& obj);
+
+// Informer handlers that enqueue the keys of ProfileKeysFor on every add, update and
+// delete. `profiles` and `controller` are not owned.
+kube::EventHandlers EnqueueProfilesOf(const kube::Store* profiles, ObjectKind kind,
+                                      kube::Controller* controller);
+// Handlers of the profile informer itself: enqueue the object's own key.
+kube::EventHandlers EnqueueSelf(kube::Controller* controller);
+
+// Sees the outcome of every reconcile (for metrics). Called from worker threads.
+class ReconcileObserver {
+ public:
+  virtual ~ReconcileObserver() = default;
+  virtual void Reconciled(const std::string& ns, const std::string& name,
+                          const rollout::RolloutStatus& status) = 0;
+  // The profile is gone (deleted, or its finalizer removed).
+  virtual void Forgotten(const std::string& ns, const std::string& name) = 0;
+};
+
+// Read-your-writes over an informer store: after the reconciler writes an object, the
+// store still holds the previous version until the watch delivers the new one. Reading
+// that stale copy would recompute actions from an outdated status (and, say, scale a
+// canary back down a step). The object a write returned is used instead for as long as
+// the store still shows the version the write replaced.
+class FreshView {
+ public:
+  // `after` is the object the API server returned (null: deleted).
+  void Wrote(const kube::Store& store, const std::string& key, ObjectPtr after);
+  ObjectPtr Get(const kube::Store& store, const std::string& key);
+  void Forget(const std::string& key);
+
+ private:
+  struct Entry {
+    std::string replaced_rv;  // "" = the store did not have the object
+    ObjectPtr after;
+  };
+  std::mutex mu_;
+  std::map<std::string, Entry> entries_ ABSL_GUARDED_BY(mu_);
+};
+
+struct ReconcilerStores {
+  kube::Store* profiles = nullptr;
+  kube::Store* deployments = nullptr;
+  kube::Store* hpas = nullptr;  // may be null: no HPA is ever detected
+};
+
+struct ReconcilerOptions {
+  rollout::MutationOptions mutation;
+  std::string field_manager = "booster-operator";
+};
+
+class ProfileReconciler {
+ public:
+  // Nothing is owned; everything must outlive the reconciler. `verdicts` is called from
+  // several workers at once and must be thread-safe (TimeVerdictSource is stateless).
+  ProfileReconciler(kube::Client* client, ReconcilerStores stores, kube::EventRecorder* events,
+                    rollout::VerdictSource* verdicts, Clock* clock,
+                    ReconcilerOptions options = {}, ReconcileObserver* observer = nullptr);
+
+  // One level-based pass over the profile `key`. Errors are retried by the caller with
+  // backoff: kAborted after a conflict (409, or a failed JSON-patch test: 422), the
+  // client's status for anything else.
+  absl::StatusOr<kube::Result> Reconcile(const std::string& key);
+
+ private:
+  absl::Status Execute(const rollout::Action& action, const std::string& ns, Json* profile);
+  absl::Status PatchProfileFinalizer(bool add, const std::string& ns, Json* profile);
+  ObjectPtr Deployment(const std::string& ns, const std::string& name);
+  std::string HpaFor(const std::string& ns, const std::string& target) const;
+
+  kube::Client* const client_;
+  const ReconcilerStores stores_;
+  kube::EventRecorder* const events_;
+  rollout::VerdictSource* const verdicts_;
+  Clock* const clock_;
+  const ReconcilerOptions options_;
+  ReconcileObserver* const observer_;
+  FreshView fresh_profiles_;
+  FreshView fresh_deployments_;
+};
+
+}  // namespace booster::controller
+
+#endif  // BOOSTER_OPERATOR_CONTROLLER_RECONCILER_H_
