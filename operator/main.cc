@@ -371,13 +371,13 @@ int Run(int argc, char** argv) {
     lc.identity = opt.identity;
     elector = std::make_unique<kube::LeaderElector>(c, lc, clock);
     elector_running = true;
-    elector_thread = std::thread([&] {
-      Log(Level::kInfo, "campaigning for the Lease",
-          {{"lease", lc.ns + "/" + lc.name}, {"identity", lc.identity}});
+    // lc goes out of scope before the thread ends: the lambda keeps copies.
+    elector_thread = std::thread([&, lease = lc.ns + "/" + lc.name, identity = lc.identity] {
+      Log(Level::kInfo, "campaigning for the Lease", {{"lease", lease}, {"identity", identity}});
       elector->Run(
           [&] {
             leader_gauge.Set(1);
-            Log(Level::kInfo, "leading", {{"lease", lc.ns + "/" + lc.name}});
+            Log(Level::kInfo, "leading", {{"lease", lease}});
             std::lock_guard<std::mutex> l(mu);
             leading = true;
             cv.notify_all();
