@@ -1,1 +1,563 @@
+#include "operator/controller/reconciler.h"
 
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "operator/kube/fake_transport.h"
+#include "operator/kube/helpers.h"
+#include "operator/rollout/pod_template.h"
+#include "operator/rollout/profile.h"
+
+namespace booster::controller {
+namespace {
+
+using kube::HttpRequest;
+using kube::HttpResponse;
+using rollout::Phase;
+using ::testing::HasSubstr;
+
+constexpr char kProfilePath[] = "/apis/booster.dev/v1alpha1/namespaces/shop/boosterprofiles/web";
+constexpr char kTargetPath[] = "/apis/apps/v1/namespaces/shop/deployments/web";
+constexpr char kCanaryPath[] = "/apis/apps/v1/namespaces/shop/deployments/web-booster";
+
+std::string Header(const HttpRequest& r, const std::string& name) {
+  for (const auto& [k, v] : r.headers) {
+    if (k == name) return v;
+  }
+  return "";
+}
+
+// A small in-memory API server: the profile, Deployments and Events of one namespace,
+// with resourceVersions, optimistic concurrency on /status, JSON patch (test ops
+// included), server-side apply as a plain upsert, and injectable failures. Sync() plays
+// the informers: it copies the server's objects into the stores.
+class FakeApi {
+ public:
+  FakeApi() {
+    profiles_.AddIndexer(kTargetIndex, ProfileTargetIndexFunc);
+    deployments_.AddIndexer(kube::kNamespaceIndex, kube::NamespaceIndexFunc);
+    hpas_.AddIndexer(kube::kNamespaceIndex, kube::NamespaceIndexFunc);
+  }
+
+  // Answers with `code` the next `times` requests for which `match` holds.
+  void FailNext(std::function<bool(const HttpRequest&)> match, int code, int times = 1) {
+    std::lock_guard<std::mutex> l(mu_);
+    failures_.push_back({std::move(match), code, times});
+  }
+
+  absl::StatusOr<HttpResponse> Handle(const HttpRequest& r) {
+    std::lock_guard<std::mutex> l(mu_);
+    log_.push_back(r.method + " " + r.path.substr(0, r.path.find('?')));
+    requests_.push_back(r);
+    for (Failure& f : failures_) {
+      if (f.times > 0 && f.match(r)) {
+        --f.times;
+        return HttpResponse{f.code, Status(f.code, "injected"), ""};
+      }
+    }
+    const std::string path = r.path.substr(0, r.path.find('?'));
+    if (absl::StartsWith(path, "/api/v1/namespaces/shop/events")) {
+      Json ev = Json::parse(r.body);
+      if (r.method == "POST") events_.push_back(ev);
+      return HttpResponse{201, ev.dump(), ""};
+    }
+    auto it = objects_.find(path.substr(0, path.size() - (absl::EndsWith(path, "/status") ? 7 : 0)));
+    const bool status = absl::EndsWith(path, "/status");
+    const std::string key = status ? path.substr(0, path.size() - 7) : path;
+    it = objects_.find(key);
+    if (r.method == "PUT" && status) {
+      if (it == objects_.end()) return HttpResponse{404, Status(404, "not found"), ""};
+      Json body = Json::parse(r.body);
+      if (body["metadata"].value("resourceVersion", "") !=
+          it->second["metadata"]["resourceVersion"].get<std::string>()) {
+        return HttpResponse{409, Status(409, "the object has been modified"), ""};
+      }
+      it->second["status"] = body["status"];
+      Bump(it->second);
+      return HttpResponse{200, it->second.dump(), ""};
+    }
+    if (r.method == "PATCH" && Header(r, "Content-Type") == "application/json-patch+json") {
+      if (it == objects_.end()) return HttpResponse{404, Status(404, "not found"), ""};
+      Json patched;
+      try {
+        patched = it->second.patch(Json::parse(r.body));
+      } catch (const Json::exception& e) {
+        return HttpResponse{422, Status(422, e.what()), ""};
+      }
+      if (patched["spec"] != it->second["spec"]) {
+        patched["metadata"]["generation"] = patched["metadata"].value("generation", 1) + 1;
+      }
+      it->second = patched;
+      Bump(it->second);
+      Json out = it->second;
+      if (kube::IsBeingDeleted(out) && out["metadata"].value("finalizers", Json::array()).empty()) {
+        objects_.erase(it);
+      }
+      return HttpResponse{200, out.dump(), ""};
+    }
+    if (r.method == "PATCH" && Header(r, "Content-Type") == "application/apply-patch+yaml") {
+      Json body = Json::parse(r.body);
+      if (it == objects_.end()) {
+        body["metadata"]["uid"] = "canary-uid";
+        body["metadata"]["generation"] = 1;
+        it = objects_.emplace(key, body).first;
+      } else {
+        it->second["metadata"] = body["metadata"];
+        it->second["spec"] = body["spec"];
+      }
+      Bump(it->second);
+      return HttpResponse{200, it->second.dump(), ""};
+    }
+    if (r.method == "DELETE") {
+      if (it == objects_.end()) return HttpResponse{404, Status(404, "not found"), ""};
+      objects_.erase(it);
+      return HttpResponse{200, Status(200, "deleted"), ""};
+    }
+    return HttpResponse{405, Status(405, "unexpected " + r.method + " " + path), ""};
+  }
+
+  void Put(const std::string& path, Json obj) {
+    std::lock_guard<std::mutex> l(mu_);
+    Bump(obj);
+    objects_[path] = std::move(obj);
+  }
+  Json Get(const std::string& path) {
+    std::lock_guard<std::mutex> l(mu_);
+    auto it = objects_.find(path);
+    return it == objects_.end() ? Json(nullptr) : it->second;
+  }
+  // Sets every Deployment's status to "all replicas of the current template available".
+  void SettleDeployments() {
+    std::lock_guard<std::mutex> l(mu_);
+    for (auto& [path, obj] : objects_) {
+      if (obj.value("kind", "") != "Deployment") continue;
+      int r = obj["spec"].value("replicas", 1);
+      obj["status"] = {{"observedGeneration", obj["metadata"]["generation"]},
+                       {"replicas", r},
+                       {"updatedReplicas", r},
+                       {"readyReplicas", r},
+                       {"availableReplicas", r}};
+      Bump(obj);
+    }
+  }
+  // The informers catch up.
+  void Sync() {
+    std::lock_guard<std::mutex> l(mu_);
+    std::vector<ObjectPtr> profiles, deployments;
+    for (const auto& [path, obj] : objects_) {
+      auto ptr = std::make_shared<const Json>(obj);
+      (obj.value("kind", "") == "Deployment" ? deployments : profiles).push_back(ptr);
+    }
+    profiles_.Replace(profiles);
+    deployments_.Replace(deployments);
+  }
+  std::vector<std::string> TakeLog() {
+    std::lock_guard<std::mutex> l(mu_);
+    std::vector<std::string> out;
+    out.swap(log_);
+    return out;
+  }
+  std::vector<HttpRequest> requests() {
+    std::lock_guard<std::mutex> l(mu_);
+    return requests_;
+  }
+  std::vector<Json> events() {
+    std::lock_guard<std::mutex> l(mu_);
+    return events_;
+  }
+
+  kube::Store profiles_, deployments_, hpas_;
+
+ private:
+  struct Failure {
+    std::function<bool(const HttpRequest&)> match;
+    int code;
+    int times;
+  };
+  static std::string Status(int code, const std::string& msg) {
+    return Json{{"kind", "Status"}, {"code", code}, {"message", msg}}.dump();
+  }
+  void Bump(Json& obj) { obj["metadata"]["resourceVersion"] = absl::StrCat(++rv_); }
+
+  std::mutex mu_;
+  std::map<std::string, Json> objects_;
+  std::vector<Failure> failures_;
+  std::vector<std::string> log_;
+  std::vector<HttpRequest> requests_;
+  std::vector<Json> events_;
+  int rv_ = 100;
+};
+
+Json Target(int replicas) {
+  return Json::parse(absl::StrCat(R"json({
+    "apiVersion": "apps/v1", "kind": "Deployment",
+    "metadata": {"name": "web", "namespace": "shop", "uid": "target-uid", "generation": 1},
+    "spec": {"replicas": )json",
+                                  replicas, R"json(, "selector": {"matchLabels": {"app": "web"}},
+             "template": {"metadata": {"labels": {"app": "web"}},
+                          "spec": {"containers": [{"name": "web", "image": "web:1"}]}}}})json"));
+}
+
+Json Profile(bool with_finalizer = true) {
+  Json p = Json::parse(R"json({
+    "apiVersion": "booster.dev/v1alpha1", "kind": "BoosterProfile",
+    "metadata": {"name": "web", "namespace": "shop", "uid": "profile-uid", "generation": 1},
+    "spec": {"targetRef": {"kind": "Deployment", "name": "web"},
+             "tuning": {"runtime": {"preload": {"listenBacklog": 4096}}},
+             "rollout": {"steps": [50, 100], "stepDuration": "1m"}}})json");
+  if (with_finalizer) p["metadata"]["finalizers"] = {rollout::kFinalizer};
+  return p;
+}
+
+class RecordingObserver final : public ReconcileObserver {
+ public:
+  void Reconciled(const std::string& ns, const std::string& name,
+                  const rollout::RolloutStatus& status) override {
+    std::lock_guard<std::mutex> l(mu_);
+    phases[ns + "/" + name] = status.phase;
+  }
+  void Forgotten(const std::string& ns, const std::string& name) override {
+    std::lock_guard<std::mutex> l(mu_);
+    phases.erase(ns + "/" + name);
+    forgotten.push_back(ns + "/" + name);
+  }
+  std::mutex mu_;
+  std::map<std::string, Phase> phases;
+  std::vector<std::string> forgotten;
+};
+
+class ReconcilerTest : public ::testing::Test {
+ protected:
+  ReconcilerTest() {
+    kube::Config config;
+    config.server = "https://127.0.0.1:1";
+    config.qps = 0;
+    client_ = std::make_unique<kube::Client>(
+        config,
+        std::make_unique<kube::testing::FakeTransport>(
+            [this](const HttpRequest& r) { return api_.Handle(r); }),
+        &clock_);
+    recorder_ = std::make_unique<kube::EventRecorder>(client_.get(), "booster-operator", &clock_);
+    reconciler_ = std::make_unique<ProfileReconciler>(
+        client_.get(), ReconcilerStores{&api_.profiles_, &api_.deployments_, &api_.hpas_},
+        recorder_.get(), &verdicts_, &clock_, ReconcilerOptions{}, &observer_);
+  }
+
+  absl::StatusOr<kube::Result> Reconcile() { return reconciler_->Reconcile("shop/web"); }
+  Phase PhaseOnServer() {
+    return rollout::ParseStatus(api_.Get(kProfilePath).value("status", Json::object())).phase;
+  }
+  // Reconciles, lets the pods come up and the informers catch up, until `done`.
+  void DriveUntil(const std::function<bool()>& done, int limit = 60) {
+    for (int i = 0; i < limit && !done(); ++i) {
+      absl::StatusOr<kube::Result> r = Reconcile();
+      ASSERT_TRUE(r.ok()) << r.status();
+      api_.SettleDeployments();
+      api_.Sync();
+      clock_.Advance(absl::Seconds(10));
+    }
+    ASSERT_TRUE(done()) << "stuck in " << rollout::PhaseName(PhaseOnServer());
+  }
+
+  FakeClock clock_{absl::FromUnixSeconds(1'800'000'000)};
+  FakeApi api_;
+  rollout::TimeVerdictSource verdicts_;
+  RecordingObserver observer_;
+  std::unique_ptr<kube::Client> client_;
+  std::unique_ptr<kube::EventRecorder> recorder_;
+  std::unique_ptr<ProfileReconciler> reconciler_;
+};
+
+TEST_F(ReconcilerTest, WritesTheStatusBeforeAnyAction) {
+  api_.Put(kProfilePath, Profile());
+  api_.Put(kTargetPath, Target(4));
+  api_.SettleDeployments();
+  api_.Sync();
+  absl::StatusOr<kube::Result> r = Reconcile();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(PhaseOnServer(), Phase::kEnrolling);
+  std::vector<std::string> log = api_.TakeLog();
+  ASSERT_GE(log.size(), 3u);
+  EXPECT_EQ(log[0], std::string("PUT ") + kProfilePath + "/status");
+  EXPECT_EQ(log[1], std::string("PATCH ") + kTargetPath);
+  EXPECT_THAT(log[2], HasSubstr("/events"));
+  // The enrollment patch is guarded by the target's uid and saves the original.
+  Json target = api_.Get(kTargetPath);
+  EXPECT_TRUE(rollout::IsEnrolled(target["spec"]["template"]));
+  EXPECT_EQ(Json::parse(target["metadata"]["annotations"][rollout::kOriginalTemplateAnnotation]
+                            .get<std::string>()),
+            Target(4)["spec"]["template"]);
+  EXPECT_GT(r->requeue_after, absl::ZeroDuration());
+  EXPECT_EQ(observer_.phases["shop/web"], Phase::kEnrolling);
+  // The informers have not caught up; the next pass reads our own writes, not the stale
+  // cache: no conflict, and nothing is re-sent.
+  api_.SettleDeployments();
+  r = Reconcile();
+  ASSERT_TRUE(r.ok()) << r.status();
+  for (const std::string& l : api_.TakeLog()) EXPECT_THAT(l, ::testing::Not(HasSubstr("PUT")));
+}
+
+TEST_F(ReconcilerTest, AConflictOnTheStatusWriteExecutesNoAction) {
+  api_.Put(kProfilePath, Profile());
+  api_.Put(kTargetPath, Target(4));
+  api_.SettleDeployments();
+  api_.Sync();
+  api_.FailNext([](const HttpRequest& r) { return absl::EndsWith(r.path, "/status"); }, 409);
+  absl::StatusOr<kube::Result> r = Reconcile();
+  EXPECT_TRUE(absl::IsAborted(r.status())) << r.status();
+  EXPECT_EQ(api_.TakeLog(), (std::vector<std::string>{std::string("PUT ") + kProfilePath +
+                                                      "/status"}));
+  EXPECT_FALSE(rollout::IsEnrolled(api_.Get(kTargetPath)["spec"]["template"]));
+  EXPECT_EQ(PhaseOnServer(), Phase::kPending);
+  // The retry goes through.
+  r = Reconcile();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(rollout::IsEnrolled(api_.Get(kTargetPath)["spec"]["template"]));
+}
+
+TEST_F(ReconcilerTest, AStaleCacheConflictsInsteadOfActingOnAnOldStatus) {
+  api_.Put(kProfilePath, Profile());
+  api_.Put(kTargetPath, Target(4));
+  api_.SettleDeployments();
+  api_.Sync();
+  ASSERT_TRUE(Reconcile().ok());
+  api_.SettleDeployments();
+  api_.Sync();
+  // Someone else writes the profile; the informer has not seen it yet.
+  Json p = api_.Get(kProfilePath);
+  p["metadata"]["labels"] = {{"team", "shop"}};
+  api_.Put(kProfilePath, p);
+  api_.TakeLog();
+  // Enrollment is complete, so the machine wants to write Progressing: the write carries
+  // the cached resourceVersion, conflicts, and nothing is acted on.
+  absl::StatusOr<kube::Result> r = Reconcile();
+  EXPECT_TRUE(absl::IsAborted(r.status())) << r.status();
+  std::vector<std::string> log = api_.TakeLog();
+  ASSERT_EQ(log.size(), 1u);
+  EXPECT_THAT(log[0], HasSubstr("/status"));
+  api_.Sync();
+  ASSERT_TRUE(Reconcile().ok());
+  EXPECT_EQ(PhaseOnServer(), Phase::kProgressing);
+}
+
+TEST_F(ReconcilerTest, AFailedActionIsRetriedAndIsIdempotent) {
+  api_.Put(kProfilePath, Profile());
+  api_.Put(kTargetPath, Target(4));
+  api_.SettleDeployments();
+  api_.Sync();
+  api_.FailNext(
+      [](const HttpRequest& r) { return r.method == "PATCH" && r.path.find(kTargetPath) == 0; },
+      500, /*times=*/10);  // 5xx: the client's own retries give up, the reconcile fails
+  absl::StatusOr<kube::Result> r = Reconcile();
+  EXPECT_FALSE(r.ok());
+  EXPECT_EQ(PhaseOnServer(), Phase::kEnrolling);  // the status went first
+  EXPECT_FALSE(rollout::IsEnrolled(api_.Get(kTargetPath)["spec"]["template"]));
+  api_.FailNext([](const HttpRequest&) { return false; }, 0);
+  // Drain the injected failures, then the next pass (no status change) re-emits it.
+  for (int i = 0; i < 10 && !rollout::IsEnrolled(api_.Get(kTargetPath)["spec"]["template"]);
+       ++i) {
+    r = Reconcile();
+  }
+  ASSERT_TRUE(r.ok()) << r.status();
+  const Json once = api_.Get(kTargetPath);
+  EXPECT_TRUE(rollout::IsEnrolled(once["spec"]["template"]));
+  // Every attempt sent the same patch.
+  std::vector<std::string> bodies;
+  for (const HttpRequest& req : api_.requests()) {
+    if (req.method == "PATCH" && req.path.find(kTargetPath) == 0) bodies.push_back(req.body);
+  }
+  ASSERT_GE(bodies.size(), 2u);
+  for (const std::string& b : bodies) EXPECT_EQ(b, bodies.front());
+  // Applying it once more (a duplicate retry) changes nothing but the resourceVersion.
+  Json again = once.patch(Json::parse(bodies.front()));
+  EXPECT_EQ(again["spec"], once["spec"]);
+  EXPECT_EQ(again["metadata"]["annotations"], once["metadata"]["annotations"]);
+}
+
+TEST_F(ReconcilerTest, ReachesPromotedAgainstTheFakeApi) {
+  api_.Put(kProfilePath, Profile());
+  api_.Put(kTargetPath, Target(4));
+  api_.SettleDeployments();
+  api_.Sync();
+  DriveUntil([&] { return PhaseOnServer() == Phase::kPromoted; }, 100);
+  Json target = api_.Get(kTargetPath);
+  EXPECT_EQ(rollout::TemplateArm(target["spec"]["template"]), rollout::kArmPromoted);
+  EXPECT_EQ(target["spec"]["replicas"], 4);
+  EXPECT_TRUE(api_.Get(kCanaryPath).is_null());
+  // The canary was created by server-side apply with our field manager, forced.
+  bool applied = false;
+  for (const HttpRequest& r : api_.requests()) {
+    if (r.method == "PATCH" && r.path.find(kCanaryPath) == 0) {
+      applied = true;
+      EXPECT_EQ(Header(r, "Content-Type"), "application/apply-patch+yaml");
+      EXPECT_THAT(r.path, HasSubstr("fieldManager=booster-operator"));
+      EXPECT_THAT(r.path, HasSubstr("force=true"));
+    }
+  }
+  EXPECT_TRUE(applied);
+}
+
+TEST_F(ReconcilerTest, AbortRestoresTheTargetExactly) {
+  api_.Put(kProfilePath, Profile());
+  api_.Put(kTargetPath, Target(5));
+  api_.SettleDeployments();
+  api_.Sync();
+  const Json before = api_.Get(kTargetPath);
+  DriveUntil([&] { return PhaseOnServer() == Phase::kProgressing && !api_.Get(kCanaryPath).is_null(); });
+  Json p = api_.Get(kProfilePath);
+  p["metadata"]["annotations"] = {{rollout::kAnnotationAbort, "incident-1"}};
+  api_.Put(kProfilePath, p);
+  api_.Sync();
+  DriveUntil([&] { return PhaseOnServer() == Phase::kRolledBack; });
+  Json target = api_.Get(kTargetPath);
+  EXPECT_EQ(target["spec"]["template"], before["spec"]["template"]);
+  EXPECT_EQ(target["spec"]["replicas"], 5);
+  EXPECT_FALSE(target["metadata"].contains("annotations"));
+  EXPECT_TRUE(api_.Get(kCanaryPath).is_null());
+}
+
+TEST_F(ReconcilerTest, DeletionRunsTheFinalizerPath) {
+  api_.Put(kProfilePath, Profile());
+  api_.Put(kTargetPath, Target(4));
+  api_.SettleDeployments();
+  api_.Sync();
+  const Json before = api_.Get(kTargetPath);
+  DriveUntil([&] { return PhaseOnServer() == Phase::kProgressing && !api_.Get(kCanaryPath).is_null(); });
+  Json p = api_.Get(kProfilePath);
+  p["metadata"]["deletionTimestamp"] = "2027-01-01T00:00:00Z";
+  api_.Put(kProfilePath, p);
+  api_.Sync();
+  api_.TakeLog();
+  for (int i = 0; i < 10 && !api_.Get(kProfilePath).is_null(); ++i) {
+    absl::StatusOr<kube::Result> r = Reconcile();
+    ASSERT_TRUE(r.ok()) << r.status();
+    api_.SettleDeployments();
+    api_.Sync();
+  }
+  EXPECT_TRUE(api_.Get(kProfilePath).is_null());  // finalizer removed: the profile is gone
+  EXPECT_TRUE(api_.Get(kCanaryPath).is_null());
+  Json target = api_.Get(kTargetPath);
+  EXPECT_EQ(target["spec"]["template"], before["spec"]["template"]);
+  EXPECT_EQ(target["spec"]["replicas"], 4);
+  EXPECT_FALSE(target["metadata"].contains("annotations"));
+  // The canary went before the finalizer, the finalizer last.
+  std::vector<std::string> log = api_.TakeLog();
+  auto pos = [&](const std::string& s) {
+    return std::find_if(log.begin(), log.end(), [&](const std::string& l) { return l == s; }) -
+           log.begin();
+  };
+  const auto del = pos(std::string("DELETE ") + kCanaryPath);
+  const auto fin = pos(std::string("PATCH ") + kProfilePath);
+  EXPECT_LT(del, static_cast<long>(log.size()));
+  EXPECT_LT(fin, static_cast<long>(log.size()));
+  EXPECT_LT(del, fin);
+  EXPECT_EQ(fin, static_cast<long>(log.size()) - 1);
+  EXPECT_THAT(observer_.forgotten, ::testing::Contains("shop/web"));
+  // The key of a profile that is gone: nothing to do.
+  absl::StatusOr<kube::Result> r = Reconcile();
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->requeue_after, absl::ZeroDuration());
+}
+
+TEST_F(ReconcilerTest, AnInvalidProfileGetsInvalidSpecAndAWarningAndTouchesNothing) {
+  Json p = Profile();
+  p["spec"]["rollout"]["steps"] = {50, 10};
+  api_.Put(kProfilePath, p);
+  api_.Put(kTargetPath, Target(4));
+  api_.SettleDeployments();
+  api_.Sync();
+  const Json before = api_.Get(kTargetPath);
+  ASSERT_TRUE(Reconcile().ok());
+  Json status = api_.Get(kProfilePath)["status"];
+  EXPECT_EQ(status["phase"], "Failed");
+  bool invalid = false;
+  for (const Json& c : status["conditions"]) {
+    if (c["type"] == "InvalidSpec") invalid = c["status"] == "True";
+  }
+  EXPECT_TRUE(invalid);
+  ASSERT_FALSE(api_.events().empty());
+  EXPECT_EQ(api_.events().back()["type"], "Warning");
+  EXPECT_EQ(api_.events().back()["reason"], "InvalidSpec");
+  EXPECT_EQ(api_.Get(kTargetPath), before);
+  for (const std::string& l : api_.TakeLog()) EXPECT_THAT(l, ::testing::Not(HasSubstr("deployments")));
+}
+
+TEST_F(ReconcilerTest, AddsTheFinalizerFirst) {
+  api_.Put(kProfilePath, Profile(/*with_finalizer=*/false));
+  api_.Put(kTargetPath, Target(2));
+  api_.SettleDeployments();
+  api_.Sync();
+  ASSERT_TRUE(Reconcile().ok());
+  EXPECT_EQ(api_.Get(kProfilePath)["metadata"]["finalizers"], Json({rollout::kFinalizer}));
+  EXPECT_FALSE(rollout::IsEnrolled(api_.Get(kTargetPath)["spec"]["template"]));
+}
+
+TEST(ProfileKeysForTest, MapsEveryRelatedObjectToItsProfile) {
+  kube::Store profiles;
+  profiles.AddIndexer(kTargetIndex, ProfileTargetIndexFunc);
+  profiles.Upsert(std::make_shared<const Json>(Profile()));
+  Json other = Profile();
+  other["metadata"]["name"] = "api";
+  other["spec"]["targetRef"]["name"] = "api";
+  profiles.Upsert(std::make_shared<const Json>(other));
+
+  EXPECT_EQ(ProfileKeysFor(profiles, ObjectKind::kDeployment, Target(1)),
+            std::vector<std::string>{"shop/web"});
+  Json canary = {{"metadata",
+                  {{"name", "web-booster"},
+                   {"namespace", "shop"},
+                   {"labels", {{"booster.dev/profile", "web"}}}}}};
+  EXPECT_EQ(ProfileKeysFor(profiles, ObjectKind::kDeployment, canary),
+            std::vector<std::string>{"shop/web"});
+  Json rs = {{"metadata",
+              {{"name", "api-5d9c"},
+               {"namespace", "shop"},
+               {"ownerReferences", {{{"kind", "Deployment"}, {"name", "api-booster"}}}}}}};
+  EXPECT_EQ(ProfileKeysFor(profiles, ObjectKind::kReplicaSet, rs),
+            std::vector<std::string>{"shop/api"});
+  Json pod = {{"metadata",
+               {{"name", "web-1"},
+                {"namespace", "shop"},
+                {"annotations", {{"booster.dev/profile", "shop/web"}}}}}};
+  EXPECT_EQ(ProfileKeysFor(profiles, ObjectKind::kPod, pod), std::vector<std::string>{"shop/web"});
+  Json hpa = {{"metadata", {{"name", "h"}, {"namespace", "shop"}}},
+              {"spec", {{"scaleTargetRef", {{"kind", "Deployment"}, {"name", "api"}}}}}};
+  EXPECT_EQ(ProfileKeysFor(profiles, ObjectKind::kHpa, hpa), std::vector<std::string>{"shop/api"});
+  // Another namespace's Deployment of the same name concerns nobody here.
+  Json elsewhere = Target(1);
+  elsewhere["metadata"]["namespace"] = "other";
+  EXPECT_TRUE(ProfileKeysFor(profiles, ObjectKind::kDeployment, elsewhere).empty());
+}
+
+TEST(FreshViewTest, ServesOurWriteUntilTheStoreCatchesUp) {
+  kube::Store store;
+  auto obj = [](const std::string& rv) {
+    return std::make_shared<const Json>(
+        Json{{"metadata", {{"name", "a"}, {"namespace", "n"}, {"resourceVersion", rv}}}});
+  };
+  store.Upsert(obj("1"));
+  FreshView view;
+  view.Wrote(store, "n/a", obj("2"));
+  EXPECT_EQ((*view.Get(store, "n/a"))["metadata"]["resourceVersion"], "2");
+  store.Upsert(obj("2"));
+  EXPECT_EQ((*view.Get(store, "n/a"))["metadata"]["resourceVersion"], "2");
+  store.Upsert(obj("3"));  // someone else's later write wins
+  EXPECT_EQ((*view.Get(store, "n/a"))["metadata"]["resourceVersion"], "3");
+  view.Wrote(store, "n/a", nullptr);  // we deleted it
+  EXPECT_EQ(view.Get(store, "n/a"), nullptr);
+  store.Delete("n/a");
+  EXPECT_EQ(view.Get(store, "n/a"), nullptr);
+  view.Wrote(store, "n/a", obj("9"));  // we created it
+  EXPECT_EQ((*view.Get(store, "n/a"))["metadata"]["resourceVersion"], "9");
+}
+
+}  // namespace
+}  // namespace booster::controller
