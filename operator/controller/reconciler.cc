@@ -237,11 +237,13 @@ absl::StatusOr<kube::Result> ProfileReconciler::Reconcile(const std::string& key
     current = *written;
     fresh_profiles_.Wrote(*stores_.profiles, key, std::make_shared<const Json>(current));
     const std::string from(rollout::PhaseName(profile->status.phase));
-    if (from != phase) {
-      Log(Level::kInfo, "phase",
+    if (plan.status.last_transition != profile->status.last_transition) {
+      Log(Level::kInfo, "transition",
           {{"profile", key},
            {"from", from},
            {"phase", phase},
+           {"step", absl::StrCat(plan.status.current_step)},
+           {"weight", absl::StrCat(plan.status.canary_weight)},
            {"reason", plan.status.last_transition ? plan.status.last_transition->reason : ""},
            {"message", plan.status.last_transition ? plan.status.last_transition->message : ""}});
     }
