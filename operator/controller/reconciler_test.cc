@@ -500,6 +500,28 @@ TEST_F(ReconcilerTest, AddsTheFinalizerFirst) {
   EXPECT_FALSE(rollout::IsEnrolled(api_.Get(kTargetPath)["spec"]["template"]));
 }
 
+TEST_F(ReconcilerTest, AnHpaOnTheTargetIsDetectedAndReported) {
+  api_.Put(kProfilePath, Profile());
+  api_.Put(kTargetPath, Target(4));
+  api_.SettleDeployments();
+  api_.Sync();
+  Json other = {{"metadata", {{"name", "other"}, {"namespace", "shop"}}},
+                {"spec", {{"scaleTargetRef", {{"kind", "Deployment"}, {"name", "api"}}}}}};
+  api_.hpas_.Upsert(std::make_shared<const Json>(other));
+  Json hpa = {{"metadata", {{"name", "web-hpa"}, {"namespace", "shop"}}},
+              {"spec", {{"scaleTargetRef", {{"kind", "Deployment"}, {"name", "web"}}}}}};
+  api_.hpas_.Upsert(std::make_shared<const Json>(hpa));
+  ASSERT_TRUE(Reconcile().ok());
+  bool detected = false;
+  for (const Json& c : api_.Get(kProfilePath)["status"]["conditions"]) {
+    if (c["type"] == rollout::kConditionHpaDetected) {
+      detected = c["status"] == "True";
+      EXPECT_THAT(c["message"].get<std::string>(), HasSubstr("web-hpa"));
+    }
+  }
+  EXPECT_TRUE(detected);
+}
+
 TEST(ProfileKeysForTest, MapsEveryRelatedObjectToItsProfile) {
   kube::Store profiles;
   profiles.AddIndexer(kTargetIndex, ProfileTargetIndexFunc);
