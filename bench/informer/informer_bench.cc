@@ -4,9 +4,11 @@
 //     (time, resident memory) and after R churn rounds (events handled per second).
 //   informer_bench create --namespace bench --pods N --node bench-kwok
 //     Creates N pods bound to the kwok node.
-//   informer_bench churn --namespace bench --selector app=informer-bench --rounds R
-//     The churn driver: R rounds of a merge patch of annotation bench/round on every pod.
+//   informer_bench churn --namespace bench --selector app=informer-bench --rounds R --tag T
+//     The churn driver: R rounds of a merge patch of annotation bench/round=T-<round> on
+//     every pod.
 // Both talk to the cluster of $KUBECONFIG.
+#include <malloc.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -45,7 +47,8 @@ std::map<std::string, std::string> Flags(int argc, char** argv) {
                                           {"pods", "1000"},
                                           {"rounds", "3"},
                                           {"threads", "8"},
-                                          {"node", "bench-kwok"}};
+                                          {"node", "bench-kwok"},
+                                          {"tag", "run"}};
   for (int i = 2; i + 1 < argc; i += 2) {
     std::string k = argv[i];
     if (k.rfind("--", 0) == 0) f[k.substr(2)] = argv[i + 1];
@@ -70,8 +73,14 @@ std::unique_ptr<booster::kube::Client> NewClient(double qps, int burst) {
 }
 
 int Watch(std::map<std::string, std::string> f) {
-  const long rss_before = RssKb();
   auto client = NewClient(20, 30);  // same as client-go's side of the benchmark
+  // The baseline is taken with the client warm (connection, TLS, threads up), as on the
+  // client-go side, so that the per-pod figure is the cache's and not the client's.
+  if (auto ns = client->Get(booster::kube::kNamespaces, "", f["namespace"]); !ns.ok()) {
+    std::fprintf(stderr, "%s\n", ns.status().ToString().c_str());
+    return 1;
+  }
+  const long rss_before = RssKb();
   const int pods = std::stoi(f["pods"]);
   const int rounds = std::stoi(f["rounds"]);
   booster::kube::InformerOptions o;
@@ -83,12 +92,15 @@ int Watch(std::map<std::string, std::string> f) {
   int seen = 0;
   std::chrono::steady_clock::time_point first, last;
   const int want = pods * rounds;
+  // Counts the updates that changed the driver's annotation (not kwok's status writes,
+  // which also reach the handler).
+  auto round_of = [](const booster::kube::Json& pod) {
+    return booster::kube::JsonString(pod, "/metadata/annotations/bench~1round");
+  };
   inf.AddEventHandler({nullptr,
-                       [&](const booster::kube::ObjectPtr&, const booster::kube::ObjectPtr& n) {
-                         auto md = n->find("metadata");
-                         if (md == n->end()) return;
-                         auto ann = md->find("annotations");
-                         if (ann == md->end() || !ann->contains("bench/round")) return;
+                       [&](const booster::kube::ObjectPtr& old, const booster::kube::ObjectPtr& n) {
+                         std::string round = round_of(*n);
+                         if (round.empty() || round == round_of(*old)) return;
                          std::lock_guard<std::mutex> l(mu);
                          auto now = std::chrono::steady_clock::now();
                          if (seen == 0) first = now;
@@ -105,16 +117,33 @@ int Watch(std::map<std::string, std::string> f) {
   const double sync_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const size_t n = inf.store().Size();
+  if (std::getenv("INFORMER_BENCH_MALLOC_STATS") != nullptr) {
+    malloc_stats();
+    std::fprintf(stderr, "rss %ld kB; after malloc_trim(0):\n", RssKb());
+    malloc_trim(0);
+    malloc_stats();
+    std::fprintf(stderr, "rss %ld kB\n", RssKb());
+  }
   const long rss = RssKb();
+  // Where the resident memory is: malloc's live bytes (arena + mmapped chunks), the bytes
+  // it holds free, and the cache's own compact objects.
+  const struct mallinfo2 mi = mallinfo2();
   std::printf(
       "%s\n",
       Json{{"impl", "cpp"}, {"phase", "synced"}, {"pods", n}, {"sync_s", sync_s},
            {"rss_before_kb", rss_before}, {"rss_kb", rss},
-           {"rss_per_pod_kb", static_cast<double>(rss - rss_before) / std::max<size_t>(n, 1)}}
+           {"rss_per_pod_kb", static_cast<double>(rss - rss_before) / std::max<size_t>(n, 1)},
+           {"heap_inuse_kb", (mi.uordblks + mi.hblkhd) / 1024},
+           {"heap_free_kb", mi.fordblks / 1024},
+           {"cache_kb", inf.store().CompactBytes() / 1024}}
           .dump()
           .c_str());
   std::fflush(stdout);
   std::fprintf(stderr, "READY\n");
+  if (rounds == 0) {  // a sync-only run
+    inf.Stop();
+    return 0;
+  }
   std::unique_lock<std::mutex> l(mu);
   cv.wait_for(l, std::chrono::minutes(10), [&] { return seen >= want; });
   const double d = std::chrono::duration<double>(last - first).count();
@@ -150,7 +179,10 @@ int Churn(std::map<std::string, std::string> f) {
     for (int t = 0; t < threads; ++t) {
       ts.emplace_back([&] {
         for (size_t i = next++; i < names.size(); i = next++) {
-          Json patch = {{"metadata", {{"annotations", {{"bench/round", std::to_string(r)}}}}}};
+          // The value names the run, so that a second watcher's churn is not a no-op patch
+          // of the value the first one's left behind (no-op patches make no events).
+          Json patch = {{"metadata",
+                         {{"annotations", {{"bench/round", absl::StrCat(f["tag"], "-", r)}}}}}};
           auto s = client->Patch(booster::kube::kPods, f["namespace"], names[i],
                                  booster::kube::PatchType::kMerge, patch);
           if (!s.ok()) errors++;

@@ -3,17 +3,20 @@
 # managedFields-dropping transform, same 20 qps / 30 burst client) over N pods on a kwok
 # node, in one run on one cluster. For each N: time to sync, resident memory per cached
 # pod, and update events handled per second while a driver patches every pod R times.
+# Sync time and memory are measured 1 + SYNCS times per side (extra sync-only runs,
+# alternating sides) and the summary shows medians; churn runs once per side.
 #
 #   bench/informer/run.sh [BUILD_DIR]        # needs the e2e cluster up (tests/e2e/cluster/up)
-#   NS="1000 10000" ROUNDS=3 bench/informer/run.sh build
+#   NS="1000 10000" ROUNDS=3 SYNCS=2 bench/informer/run.sh build
 #
 # Prints one JSON line per measurement and a summary table; results also go to
 # $OUT (default /tmp/informer-bench.jsonl).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-BUILD=${1:-$ROOT/build}
+BUILD=$(realpath "${1:-$ROOT/build}")
 SIZES=${NS:-"1000 10000"}
 ROUNDS=${ROUNDS:-3}
+SYNCS=${SYNCS:-2}
 OUT=${OUT:-/tmp/informer-bench.jsonl}
 NAMESPACE=bench-informer
 NODE=bench-kwok
@@ -33,6 +36,8 @@ GOBIN=$BUILD/bench/informer/informer-bench-go
 max=0
 for n in $SIZES; do ((n > max)) && max=$n; done
 "$ROOT/tests/e2e/cluster/kwok-node" "$NODE" --pods $((max + 100)) --cpu 10000 --memory 10000Gi >/dev/null
+# A previous run's namespace may still be terminating (its pods go first).
+"$KUBECTL" wait --for=delete "namespace/$NAMESPACE" --timeout=900s >/dev/null 2>&1 || true
 "$KUBECTL" create namespace "$NAMESPACE" --dry-run=client -o yaml | "$KUBECTL" apply -f - >/dev/null
 cleanup() {
   "$KUBECTL" delete namespace "$NAMESPACE" --wait=false >/dev/null 2>&1 || true
@@ -41,24 +46,25 @@ cleanup() {
 trap cleanup EXIT
 
 : >"$OUT"
-# Runs one watcher ($1: cpp|go) for $2 pods: start it, wait for its sync line, churn, wait.
+# Runs one watcher ($1: cpp|go) for $2 pods: start it, wait for its sync line, churn $3
+# rounds (0: sync only), wait.
 measure() {
-  local impl=$1 pods=$2 log err pid
+  local impl=$1 pods=$2 rounds=$3 log err pid
   log=$(mktemp) err=$(mktemp)
   if [[ $impl == cpp ]]; then
     "$CPP" watch --namespace "$NAMESPACE" --selector app=informer-bench --pods "$pods" \
-      --rounds "$ROUNDS" >"$log" 2>"$err" &
+      --rounds "$rounds" >"$log" 2>"$err" &
   else
     "$GOBIN" -namespace "$NAMESPACE" -selector app=informer-bench -pods "$pods" \
-      -rounds "$ROUNDS" >"$log" 2>"$err" &
+      -rounds "$rounds" >"$log" 2>"$err" &
   fi
   pid=$!
   until grep -q READY "$err"; do
     kill -0 $pid 2>/dev/null || { cat "$err" >&2; return 1; }
     sleep 0.2
   done
-  "$CPP" churn --namespace "$NAMESPACE" --selector app=informer-bench --rounds "$ROUNDS" \
-    --threads 8 | sed "s/^/{\"n\":$pods,\"for\":\"$impl\",\"x\":/; s/\$/}/" >>"$OUT"
+  ((rounds == 0)) || "$CPP" churn --namespace "$NAMESPACE" --selector app=informer-bench \
+    --rounds "$rounds" --threads 8 --tag "$impl-$pods" | sed "s/^/{\"n\":$pods,\"for\":\"$impl\",\"x\":/; s/\$/}/" >>"$OUT"
   wait $pid
   sed "s/^{/{\"n\":$pods,/" "$log" | tee -a "$OUT"
   rm -f "$log" "$err"
@@ -72,25 +78,43 @@ for n in $SIZES; do
       --field-selector=status.phase=Running -o name | wc -l) -ge $n ]]; do sleep 2; done
   # Alternate the order so neither side always runs on a warmer API server.
   if ((n % 2000 == 0)); then order="go cpp"; else order="cpp go"; fi
-  for impl in $order; do measure "$impl" "$n"; done
+  for impl in $order; do measure "$impl" "$n" "$ROUNDS"; done
+  for ((i = 0; i < SYNCS; i++)); do
+    for impl in $order; do measure "$impl" "$n" 0; done
+  done
 done
 
 python3 - "$OUT" <<'PY'
-import json, sys
+import json, statistics, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
-by = {}
+syncs, churn = {}, {}
 for r in rows:
-    if "impl" in r and r["impl"] in ("cpp", "client-go"):
-        by.setdefault((r["n"], r["impl"]), {}).update(r if r["phase"] == "synced" else
-                                                      {"events_per_s": r["events_per_s"]})
-print(f'{"N":>6} {"impl":>10} {"sync s":>8} {"KiB/pod":>8} {"RSS MiB":>8} {"events/s":>9}')
-for (n, impl), r in sorted(by.items()):
-    print(f'{n:>6} {impl:>10} {r["sync_s"]:>8.2f} {r["rss_per_pod_kb"]:>8.2f} '
-          f'{r["rss_kb"]/1024:>8.1f} {r.get("events_per_s", 0):>9.0f}')
-for n in sorted({k[0] for k in by}):
-    c, g = by.get((n, "cpp")), by.get((n, "client-go"))
+    if r.get("impl") not in ("cpp", "client-go"):
+        continue
+    k = (r["n"], r["impl"])
+    if r["phase"] == "synced":
+        syncs.setdefault(k, []).append(r)
+    else:
+        churn[k] = r["events_per_s"]
+med = lambda rs, f: statistics.median(x[f] for x in rs)
+print(f'{"N":>6} {"impl":>10} {"runs":>4} {"sync s":>8} {"KiB/pod":>8} {"RSS MiB":>8} {"events/s":>9}')
+for (n, impl), rs in sorted(syncs.items()):
+    print(f'{n:>6} {impl:>10} {len(rs):>4} {med(rs, "sync_s"):>8.2f} {med(rs, "rss_per_pod_kb"):>8.2f} '
+          f'{med(rs, "rss_kb")/1024:>8.1f} {churn.get((n, impl), 0):>9.0f}')
+for n in sorted({k[0] for k in syncs}):
+    c, g = syncs.get((n, "cpp")), syncs.get((n, "client-go"))
     if c and g:
-        print(f'N={n}: memory/pod cpp/client-go = {c["rss_per_pod_kb"]/g["rss_per_pod_kb"]:.2f}, '
-              f'sync time ratio = {c["sync_s"]/g["sync_s"]:.2f}, '
-              f'events/s ratio = {c.get("events_per_s",0)/max(g.get("events_per_s",1),1e-9):.2f}')
+        ce, ge = churn.get((n, "cpp"), 0), churn.get((n, "client-go"), 0)
+        print(f'N={n}: memory/pod cpp/client-go = {med(c, "rss_per_pod_kb")/med(g, "rss_per_pod_kb"):.2f}, '
+              f'sync time ratio = {med(c, "sync_s")/med(g, "sync_s"):.2f}, '
+              f'events/s ratio = {ce/ge if ge else float("nan"):.2f}')
+# The slope between the smallest and largest N: memory per cached pod without any
+# fixed cost of the process.
+ns = sorted({k[0] for k in syncs})
+if len(ns) >= 2:
+    lo, hi = ns[0], ns[-1]
+    for impl in ("cpp", "client-go"):
+        if (lo, impl) in syncs and (hi, impl) in syncs:
+            d = med(syncs[(hi, impl)], "rss_kb") - med(syncs[(lo, impl)], "rss_kb")
+            print(f'{impl}: marginal RSS per pod from N={lo} to N={hi} = {d/(hi-lo):.2f} KiB')
 PY

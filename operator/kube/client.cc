@@ -1,9 +1,12 @@
 #include "operator/kube/client.h"
 
 #include <algorithm>
+#include <cstddef>
+#include <iterator>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "operator/kube/api_status.h"
 
 namespace booster::kube {
@@ -111,8 +114,9 @@ absl::StatusOr<Json> Client::Get(const Resource& r, absl::string_view ns, absl::
   return DoJson("GET", ResourcePath(r, ns, name, subresource), "");
 }
 
-absl::StatusOr<Json> Client::List(const Resource& r, absl::string_view ns,
-                                  const ListOptions& options) {
+namespace {
+
+std::string ListPath(const Resource& r, absl::string_view ns, const ListOptions& options) {
   std::string path = ResourcePath(r, ns);
   bool first = true;
   AddParam(&path, &first, "labelSelector", options.label_selector);
@@ -121,7 +125,14 @@ absl::StatusOr<Json> Client::List(const Resource& r, absl::string_view ns,
   AddParam(&path, &first, "continue", options.continue_token);
   AddParam(&path, &first, "resourceVersion", options.resource_version);
   AddParam(&path, &first, "resourceVersionMatch", options.resource_version_match);
-  return DoJson("GET", std::move(path), "");
+  return path;
+}
+
+}  // namespace
+
+absl::StatusOr<Json> Client::List(const Resource& r, absl::string_view ns,
+                                  const ListOptions& options) {
+  return DoJson("GET", ListPath(r, ns, options), "");
 }
 
 absl::StatusOr<Json> Client::ListAll(const Resource& r, absl::string_view ns,
@@ -146,6 +157,172 @@ absl::StatusOr<Json> Client::ListAll(const Resource& r, absl::string_view ns,
   }
   all["items"] = std::move(items);
   return all;
+}
+
+namespace {
+
+// Reads a streamed response body one chunk at a time for the JSON parser, which sees one
+// character sequence: a list is parsed while it arrives and never held whole.
+class ChunkReader {
+ public:
+  explicit ChunkReader(ResponseStream* stream) : stream_(stream) {}
+
+  // An input iterator over the body; equal to the default-constructed end iterator once
+  // the body (or the stream, on an error) has ended.
+  class Iterator {
+   public:
+    using iterator_category = std::input_iterator_tag;
+    using value_type = char;
+    using difference_type = std::ptrdiff_t;
+    using pointer = const char*;
+    using reference = const char&;
+
+    Iterator() = default;
+    explicit Iterator(ChunkReader* r) : r_(r) { r_->Fill(); }
+    reference operator*() const { return r_->chunk_[r_->pos_]; }
+    Iterator& operator++() {
+      ++r_->pos_;
+      r_->Fill();
+      return *this;
+    }
+    bool operator==(const Iterator& o) const { return AtEnd() == o.AtEnd(); }
+    bool operator!=(const Iterator& o) const { return !(*this == o); }
+
+   private:
+    bool AtEnd() const { return r_ == nullptr || r_->done_; }
+    ChunkReader* r_ = nullptr;
+  };
+
+  Iterator begin() { return Iterator(this); }
+  Iterator end() { return Iterator(); }
+  const absl::Status& status() const { return status_; }
+  size_t bytes() const { return bytes_; }
+
+ private:
+  // Makes chunk_[pos_] the next character, reading on when the chunk is used up.
+  void Fill() {
+    while (!done_ && pos_ >= chunk_.size()) {
+      absl::StatusOr<std::string> next = stream_->Read();
+      if (!next.ok()) {
+        status_ = next.status();
+        done_ = true;
+      } else if (next->empty()) {
+        done_ = true;
+      } else {
+        chunk_ = *std::move(next);
+        bytes_ += chunk_.size();
+        pos_ = 0;
+      }
+    }
+  }
+
+  ResponseStream* const stream_;
+  std::string chunk_;
+  size_t pos_ = 0;
+  bool done_ = false;
+  size_t bytes_ = 0;
+  absl::Status status_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<ResponseStream>> Client::StreamGet(std::string path) {
+  HttpRequest req;
+  req.method = "GET";
+  req.path = std::move(path);
+  req.timeout = config_.request_timeout;  // for a stream: the longest silence
+  req.headers.emplace_back("Accept", "application/json");
+  if (absl::Status s = AddAuth(&req); !s.ok()) return s;
+  for (int attempt = 0;; ++attempt) {
+    limiter_.Wait();
+    absl::StatusOr<StreamResponse> resp = transport_->Stream(req);
+    if (!resp.ok()) return resp.status();
+    absl::Status s = StatusFromHttp(resp->status, resp->error_body, resp->retry_after);
+    if (s.ok()) return std::move(resp->stream);
+    // As in Do(): 429 (or 5xx with Retry-After) means the server did not act on it.
+    std::optional<absl::Duration> after = RetryAfter(s);
+    if (!after || attempt >= config_.max_retries || *after > kMaxRetryAfter ||
+        (resp->status != 429 && resp->status < 500)) {
+      return s;
+    }
+    clock_->SleepFor(std::max(*after, absl::Milliseconds(100)));
+  }
+}
+
+absl::StatusOr<Json> Client::ListEach(const Resource& r, absl::string_view ns,
+                                      ListOptions options,
+                                      const std::function<void(Json item)>& on_item) {
+  using Event = Json::parse_event_t;
+  for (;;) {
+    absl::StatusOr<std::unique_ptr<ResponseStream>> stream =
+        StreamGet(ListPath(r, ns, options));
+    if (!stream.ok()) return stream.status();
+    // The parser calls back at every key, value and object end. Depth 1 is the list's own
+    // fields; an object ending at depth 2 under "items" is a finished item: it is moved
+    // out and dropped from the tree (returning false discards it). Items finished before
+    // the list's kind was seen (never from an API server, which sends kind first) wait
+    // for it.
+    std::string field;
+    std::string kind;
+    bool kind_seen = false;
+    std::string api_version = r.ApiVersion();
+    std::vector<Json> waiting;
+    auto deliver = [&](Json item) {
+      if (!kind.empty() && !item.contains("kind")) item["kind"] = kind;
+      if (!item.contains("apiVersion")) item["apiVersion"] = api_version;
+      on_item(std::move(item));
+    };
+    auto flush = [&] {
+      for (Json& item : waiting) deliver(std::move(item));
+      waiting.clear();
+    };
+    Json::parser_callback_t cb = [&](int depth, Event event, Json& parsed) {
+      if (depth == 1) {
+        if (event == Event::key && parsed.is_string()) {
+          field = parsed.get<std::string>();
+        } else if (event == Event::value && parsed.is_string()) {
+          const std::string& v = parsed.get_ref<const std::string&>();
+          if (field == "apiVersion") api_version = v;
+          if (field == "kind") {
+            kind = std::string(absl::StripSuffix(v, "List"));
+            kind_seen = true;
+            flush();
+          }
+        }
+        return true;
+      }
+      if (depth == 2 && event == Event::object_end && field == "items") {
+        if (kind_seen) {
+          deliver(std::move(parsed));
+        } else {
+          waiting.push_back(std::move(parsed));
+        }
+        return false;
+      }
+      return true;
+    };
+    ChunkReader body(stream->get());
+    Json page = Json::parse(body.begin(), body.end(), cb, /*allow_exceptions=*/false);
+    if (!body.status().ok()) {
+      return absl::UnavailableError(absl::StrCat("list ", r.resource, ": reading the answer: ",
+                                                 body.status().message()));
+    }
+    if (page.is_discarded() || !page.is_object()) {
+      return absl::InternalError(absl::StrCat("API server answer: malformed list (",
+                                              body.bytes(), " bytes)"));
+    }
+    flush();
+    std::string next = JsonString(page, "/metadata/continue");
+    if (next.empty()) {
+      page["items"] = Json::array();
+      return page;
+    }
+    options.continue_token = std::move(next);
+    // Later pages are served from the first page's snapshot; a resourceVersion must not
+    // be combined with continue.
+    options.resource_version.clear();
+    options.resource_version_match.clear();
+  }
 }
 
 absl::StatusOr<Json> Client::Create(const Resource& r, absl::string_view ns, const Json& obj) {

@@ -10,6 +10,7 @@
 #define BOOSTER_OPERATOR_KUBE_CLIENT_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -99,6 +100,15 @@ class Client {
   absl::StatusOr<Json> List(const Resource& r, absl::string_view ns, const ListOptions& options);
   // Every page, merged into one list (items of all pages; metadata of the last page).
   absl::StatusOr<Json> ListAll(const Resource& r, absl::string_view ns, ListOptions options);
+  // Every page, like ListAll, but each page is parsed while it arrives (read as a stream)
+  // and each item goes to `on_item` as soon as the parser has finished it: neither a
+  // page's text nor its tree is ever held, so memory stays at one item and one network
+  // chunk however long the list (the API server sends a resourceVersion=0 list whole).
+  // Items get the kind and apiVersion a watch would give them (from the list's own).
+  // Returns the last page with an empty items array (its metadata.resourceVersion is the
+  // list's). On an error, the items before it have been delivered already.
+  absl::StatusOr<Json> ListEach(const Resource& r, absl::string_view ns, ListOptions options,
+                                const std::function<void(Json item)>& on_item);
   absl::StatusOr<Json> Create(const Resource& r, absl::string_view ns, const Json& obj);
   // PUT of obj (metadata.name, and metadata.resourceVersion for optimistic concurrency).
   absl::StatusOr<Json> Update(const Resource& r, absl::string_view ns, const Json& obj,
@@ -129,6 +139,8 @@ class Client {
   Clock* clock() const { return clock_; }
 
  private:
+  // GET of `path` as a stream (a list parsed while it arrives), with Do()'s retries.
+  absl::StatusOr<std::unique_ptr<ResponseStream>> StreamGet(std::string path);
   absl::StatusOr<Json> DoJson(std::string method, std::string path, std::string body,
                               std::string content_type = "application/json");
   absl::Status AddAuth(HttpRequest* request);

@@ -108,6 +108,99 @@ TEST(ClientTest, ListAllFollowsContinueTokens) {
             "/api/v1/namespaces/ns/configmaps?labelSelector=app%3Dweb&limit=1&continue=tok%2F1");
 }
 
+// A list answer streamed in `chunk`-byte pieces.
+StreamResponse StreamedList(const std::string& body, size_t chunk) {
+  auto s = std::make_shared<testing::FakeStreamState>();
+  for (size_t i = 0; i < body.size(); i += chunk) s->Push(body.substr(i, chunk));
+  s->Close();
+  return testing::OkStream(s);
+}
+
+TEST(ClientTest, ListEachStreamsItemsAcrossPagesAndChunks) {
+  // The API server's field order: kind, apiVersion, metadata, items.
+  const std::string page1 =
+      R"({"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"7","continue":"c2"},)"
+      R"("items":[{"metadata":{"name":"a","labels":{"x":"{\"]"}}},{"metadata":{"name":"b"}}]})";
+  const std::string page2 =
+      R"({"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"7"},)"
+      R"("items":[{"metadata":{"name":"c"},"spec":{"items":[{"a":1}]}}]})";
+  for (size_t chunk : {1, 5, 4096}) {
+    std::vector<std::string> paths;
+    auto* t = new FakeTransport(
+        [](const HttpRequest&) -> absl::StatusOr<HttpResponse> {
+          return absl::InternalError("lists are streamed, not sent");
+        },
+        [&](const HttpRequest& r) -> absl::StatusOr<StreamResponse> {
+          paths.push_back(r.path);
+          return StreamedList(paths.size() == 1 ? page1 : page2, chunk);
+        });
+    Client c(TestConfig(), std::unique_ptr<Transport>(t));
+    std::vector<Json> items;
+    ListOptions o;
+    o.limit = 2;
+    o.resource_version = "0";
+    absl::StatusOr<Json> list =
+        c.ListEach(kPods, "ns", o, [&](Json item) { items.push_back(std::move(item)); });
+    ASSERT_TRUE(list.ok()) << list.status();
+    EXPECT_EQ(JsonString(*list, "/metadata/resourceVersion"), "7");
+    EXPECT_EQ((*list)["items"], Json::array()) << "items are handed out, not kept";
+    ASSERT_EQ(items.size(), 3u) << "chunk " << chunk;
+    EXPECT_EQ(JsonString(items[0], "/metadata/labels/x"), "{\"]") << "chunk " << chunk;
+    EXPECT_EQ(JsonString(items[2], "/metadata/name"), "c");
+    EXPECT_EQ(items[2]["spec"]["items"], Json::parse(R"([{"a":1}])")) << "nested items stay";
+    for (const Json& i : items) {
+      EXPECT_EQ(JsonString(i, "/kind"), "Pod");
+      EXPECT_EQ(JsonString(i, "/apiVersion"), "v1");
+    }
+    ASSERT_EQ(paths.size(), 2u);
+    EXPECT_EQ(paths[0], "/api/v1/namespaces/ns/pods?limit=2&resourceVersion=0");
+    EXPECT_EQ(paths[1], "/api/v1/namespaces/ns/pods?limit=2&continue=c2");
+    EXPECT_EQ(Header(t->requests()[0], "Authorization"), "Bearer secret");
+  }
+}
+
+TEST(ClientTest, ListEachFillsKindEvenWhenItComesAfterTheItems) {
+  auto* t = new FakeTransport(nullptr, [](const HttpRequest&) -> absl::StatusOr<StreamResponse> {
+    return StreamedList(R"({"items":[{"metadata":{"name":"a"}}],"kind":"ConfigMapList",)"
+                        R"("apiVersion":"v1","metadata":{"resourceVersion":"3"}})",
+                        3);
+  });
+  Client c(TestConfig(), std::unique_ptr<Transport>(t));
+  std::vector<Json> items;
+  ASSERT_TRUE(c.ListEach(kConfigMaps, "", {}, [&](Json i) { items.push_back(std::move(i)); }).ok());
+  ASSERT_EQ(items.size(), 1u);
+  EXPECT_EQ(JsonString(items[0], "/kind"), "ConfigMap");
+}
+
+TEST(ClientTest, ListEachErrors) {
+  int call = 0;
+  auto state = std::make_shared<testing::FakeStreamState>();
+  auto* t = new FakeTransport(nullptr, [&](const HttpRequest&) -> absl::StatusOr<StreamResponse> {
+    switch (call++) {
+      case 0:
+        return StreamResponse{410, "", R"({"kind":"Status","code":410,"reason":"Expired"})",
+                              nullptr};
+      case 1:
+        return StreamedList(R"({"kind":"PodList","items":[{"a":1},{"b")", 4);
+      default:
+        state->Push(R"({"kind":"PodList","items":[{"metadata":{"name":"a"}},)");
+        state->Fail(absl::UnavailableError("connection reset"));
+        return testing::OkStream(state);
+    }
+  });
+  Client c(TestConfig(), std::unique_ptr<Transport>(t));
+  std::vector<Json> items;
+  auto collect = [&](Json i) { items.push_back(std::move(i)); };
+  EXPECT_TRUE(IsExpired(c.ListEach(kPods, "", {}, collect).status()));
+  absl::Status truncated = c.ListEach(kPods, "", {}, collect).status();
+  EXPECT_EQ(truncated.code(), absl::StatusCode::kInternal) << truncated;
+  absl::Status reset = c.ListEach(kPods, "", {}, collect).status();
+  EXPECT_EQ(reset.code(), absl::StatusCode::kUnavailable) << reset;
+  EXPECT_NE(reset.message().find("connection reset"), std::string::npos) << reset;
+  // Items finished before the failure were delivered (the caller's retry lists again).
+  EXPECT_EQ(items.size(), 2u);
+}
+
 TEST(ClientTest, PatchTypesAndApply) {
   auto* t = new FakeTransport(
       [](const HttpRequest&) -> absl::StatusOr<HttpResponse> { return Ok(Json::object()); });

@@ -1,8 +1,13 @@
 #include "operator/kube/informer.h"
 
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <unordered_set>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -20,7 +25,8 @@ void DropManagedFields(Json* obj) {
 
 Informer::Informer(Client* client, Resource resource, InformerOptions options, Clock* clock)
     : client_(client), resource_(std::move(resource)), options_(std::move(options)),
-      clock_(clock), rng_(options_.seed != 0 ? options_.seed : std::random_device{}()) {
+      clock_(clock), store_(StoreOptions{.compact = options_.compact_cache}),
+      rng_(options_.seed != 0 ? options_.seed : std::random_device{}()) {
   if (options_.index_namespace) store_.AddIndexer(kNamespaceIndex, NamespaceIndexFunc);
   if (options_.index_owner) store_.AddIndexer(kOwnerIndex, OwnerIndexFunc);
   if (options_.index_labels) store_.AddIndexer(kLabelIndex, LabelIndexFunc);
@@ -94,12 +100,15 @@ ObjectPtr Informer::Prepare(Json obj) {
 void Informer::Run() {
   Backoff backoff(options_.backoff_initial, options_.backoff_max, 2.0, 0.2, rng_());
   bool need_list = !resumed_;
+  // After a 410 the list must not come from the watch cache, which may be older still.
+  bool consistent = !options_.list_from_watch_cache || resumed_;
   while (!Stopping()) {
     if (need_list) {
-      absl::Status s = ListAndReplace();
+      absl::Status s = ListAndReplace(consistent);
       if (!s.ok()) {
         std::fprintf(stderr, "kube informer %s: list failed: %s\n", resource_.resource.c_str(),
                      s.ToString().c_str());
+        if (IsExpired(s)) consistent = true;
         if (!Sleep(backoff.Next())) break;
         continue;
       }
@@ -112,6 +121,7 @@ void Informer::Run() {
       // Our resourceVersion was compacted away: only a fresh list can bring us back in
       // sync. Relist at once, as client-go does.
       need_list = true;
+      consistent = true;
       relists_.fetch_add(1);
       continue;
     }
@@ -125,56 +135,59 @@ void Informer::Run() {
   }
 }
 
-absl::Status Informer::ListAndReplace() {
+absl::Status Informer::ListAndReplace(bool consistent) {
   ListOptions lo;
   lo.label_selector = options_.label_selector;
   lo.field_selector = options_.field_selector;
   lo.limit = options_.page_size;
-  absl::StatusOr<Json> list = client_->ListAll(resource_, options_.ns, lo);
-  if (!list.ok()) return list.status();
-  // Items of a list carry no kind/apiVersion; give them the ones a watch would.
-  std::string kind = JsonString(*list, "/kind");
-  kind = std::string(absl::StripSuffix(kind, "List"));
-  const std::string api_version = resource_.ApiVersion();
-  std::vector<ObjectPtr> items;
-  auto it = list->find("items");
-  if (it != list->end() && it->is_array()) {
-    items.reserve(it->size());
-    for (Json& item : *it) {
-      if (!item.contains("kind") && !kind.empty()) item["kind"] = kind;
-      if (!item.contains("apiVersion")) item["apiVersion"] = api_version;
-      items.push_back(Prepare(std::move(item)));
+  // std::string(1, '0'), not "0": GCC 12 reports a false -Wrestrict for the literal here.
+  if (!consistent) lo.resource_version = std::string(1, '0');
+  std::unordered_set<std::string> listed;
+  int64_t events = 0;
+  absl::StatusOr<Json> list = client_->ListEach(resource_, options_.ns, lo, [&](Json item) {
+    ObjectPtr obj = Prepare(std::move(item));
+    Store::Upserted u = store_.UpsertIfChanged(obj);
+    listed.insert(ObjectKey(*obj));
+    if (!u.stored) return;
+    ++events;
+    for (auto& h : handlers_) {
+      if (u.old != nullptr) {
+        if (h.on_update) h.on_update(u.old, obj);
+      } else if (h.on_add) {
+        h.on_add(obj);
+      }
     }
+  });
+  if (!list.ok()) {
+    events_.fetch_add(events);
+    return list.status();
   }
-  std::string rv = JsonString(*list, "/metadata/resourceVersion");
-  Store::Delta delta = store_.Replace(std::move(items));
-  for (const ObjectPtr& o : delta.deleted) {
+  for (const ObjectPtr& o : store_.DeleteExcept(listed)) {
+    ++events;
     for (auto& h : handlers_) if (h.on_delete) h.on_delete(o);
   }
-  for (const ObjectPtr& o : delta.added) {
-    for (auto& h : handlers_) if (h.on_add) h.on_add(o);
-  }
-  for (const auto& [old_obj, new_obj] : delta.updated) {
-    for (auto& h : handlers_) if (h.on_update) h.on_update(old_obj, new_obj);
-  }
-  events_.fetch_add(delta.deleted.size() + delta.added.size() + delta.updated.size());
+  events_.fetch_add(events);
+  listed = {};
+#if defined(__GLIBC__)
+  if (options_.trim_after_list) malloc_trim(0);
+#endif
   {
     std::lock_guard<std::mutex> l(mu_);
-    rv_ = std::move(rv);
+    rv_ = JsonString(*list, "/metadata/resourceVersion");
     synced_ = true;
   }
   cv_.notify_all();
   return absl::OkStatus();
 }
 
-void Informer::Handle(const WatchEvent& ev) {
+void Informer::Handle(WatchEvent ev) {
   std::string rv = JsonString(ev.object, "/metadata/resourceVersion");
   switch (ev.type) {
     case WatchEventType::kBookmark:
       break;
     case WatchEventType::kAdded:
     case WatchEventType::kModified: {
-      ObjectPtr obj = Prepare(ev.object);
+      ObjectPtr obj = Prepare(std::move(ev.object));
       ObjectPtr old = store_.Upsert(obj);
       for (auto& h : handlers_) {
         if (old != nullptr) {
@@ -187,7 +200,7 @@ void Informer::Handle(const WatchEvent& ev) {
       break;
     }
     case WatchEventType::kDeleted: {
-      ObjectPtr obj = Prepare(ev.object);
+      ObjectPtr obj = Prepare(std::move(ev.object));
       ObjectPtr old = store_.Delete(ObjectKey(*obj));
       if (old != nullptr) {
         for (auto& h : handlers_) if (h.on_delete) h.on_delete(obj);
@@ -238,9 +251,9 @@ absl::Status Informer::WatchOnce() {
     if (chunk->empty()) return absl::OkStatus();  // server closed: timeout reached
     events.clear();
     absl::Status s = decoder.Feed(*chunk, &events);
-    for (const WatchEvent& ev : events) {
+    for (WatchEvent& ev : events) {
       if (ev.type == WatchEventType::kError) return ev.error;
-      Handle(ev);
+      Handle(std::move(ev));
     }
     if (!s.ok()) return absl::UnavailableError(absl::StrCat("watch stream: ", s.message()));
   }

@@ -3,7 +3,15 @@
 // [min_watch_timeout, 2 * min_watch_timeout]; on 410 Gone it relists and emits delete
 // events for objects that vanished meanwhile, adds and updates for the rest; other errors
 // back off exponentially (800 ms -> 30 s). Objects pass through an optional transform
-// (by default dropping metadata.managedFields) before they are cached in a Store.
+// (by default dropping metadata.managedFields) before they are cached in a Store, by
+// default a compact one (CBOR bytes per object, decoded on read; see store.h).
+//
+// Like client-go's reflector, the first list asks for resourceVersion=0, which the API
+// server answers from its watch cache in one piece; the relist after a 410 is a consistent
+// (quorum) read. A list is handled one item at a time as it is parsed: each item updates
+// the store and reaches the handlers (add, or update if its resourceVersion changed) in
+// list order, then objects the list no longer holds are deleted (delete events). A list
+// that fails midway leaves the items before the failure applied; the retry completes it.
 //
 //   Informer pods(&client, kPods, {.ns = "default"});
 //   pods.AddEventHandler({.on_add = [&](const ObjectPtr& p) { queue.Add(ObjectKey(*p)); }});
@@ -58,6 +66,16 @@ struct InformerOptions {
   absl::Duration backoff_initial = absl::Milliseconds(800);
   absl::Duration backoff_max = absl::Seconds(30);
   TransformFunc transform = DropManagedFields;
+  // Cache objects as CBOR bytes (about a twentieth of the memory of parsed trees); reads
+  // decode them, so store().Get() returns a fresh object per call.
+  bool compact_cache = true;
+  // First list (not a relist after 410) with resourceVersion=0, as client-go does: served
+  // from the API server's watch cache, possibly a little stale, much cheaper for the
+  // server than paging through etcd. false: every list is a consistent read, paged.
+  bool list_from_watch_cache = true;
+  // After each list, hand the heap memory the list's parsing freed back to the OS
+  // (glibc malloc_trim), so a long-lived operator's resident size follows its cache.
+  bool trim_after_list = true;
   bool index_namespace = true;  // add kNamespaceIndex
   bool index_owner = true;      // add kOwnerIndex
   bool index_labels = false;    // add kLabelIndex
@@ -104,9 +122,10 @@ class Informer {
 
  private:
   void Run();
-  absl::Status ListAndReplace();
+  // consistent: a quorum read (after 410), not resourceVersion=0.
+  absl::Status ListAndReplace(bool consistent);
   absl::Status WatchOnce();
-  void Handle(const WatchEvent& ev);
+  void Handle(WatchEvent ev);
   // Sleeps on the clock but wakes early on Stop(). Returns false if stopping.
   bool Sleep(absl::Duration d);
   bool Stopping() const;

@@ -58,6 +58,7 @@ class FakeApi {
         },
         [this](const HttpRequest& r) -> absl::StatusOr<StreamResponse> {
           std::lock_guard<std::mutex> l(mu_);
+          if (r.path.find("watch=1") == std::string::npos) return ListStream(r);
           watch_paths_.push_back(r.path);
           if (!watch_errors_.empty()) {
             StreamResponse resp;
@@ -115,6 +116,22 @@ class FakeApi {
   }
 
  private:
+  // Lists are read as streams: the scripted answer arrives in 7-byte chunks, so the
+  // informer's parser sees items and even tokens split across reads.
+  StreamResponse ListStream(const HttpRequest& r) {
+    list_paths_.push_back(r.path);
+    if (lists_.empty()) return StreamResponse{500, "", "no list scripted", nullptr};
+    HttpResponse resp = lists_.front();
+    if (lists_.size() > 1) lists_.pop_front();
+    if (resp.status != 200) {
+      return StreamResponse{resp.status, resp.retry_after, resp.body, nullptr};
+    }
+    auto s = std::make_shared<FakeStreamState>();
+    for (size_t i = 0; i < resp.body.size(); i += 7) s->Push(resp.body.substr(i, 7));
+    s->Close();
+    return testing::OkStream(s);
+  }
+
   FakeTransport* transport_;  // owned by the client
   std::mutex mu_;
   std::deque<HttpResponse> lists_;
@@ -201,7 +218,9 @@ TEST_F(InformerTest, PagedListThenWatchFromItsResourceVersion) {
   api_.Stream(0);
   std::vector<std::string> lists = api_.ListPaths();
   ASSERT_EQ(lists.size(), 2u);
-  EXPECT_EQ(lists[0], "/api/v1/configmaps?limit=1");
+  // The first list is served from the watch cache (resourceVersion=0), as client-go's is;
+  // a continued page never carries a resourceVersion.
+  EXPECT_EQ(lists[0], "/api/v1/configmaps?limit=1&resourceVersion=0");
   EXPECT_EQ(lists[1], "/api/v1/configmaps?limit=1&continue=page2");
   std::string w = api_.WatchPaths()[0];
   EXPECT_NE(w.find("resourceVersion=10"), std::string::npos) << w;
@@ -261,10 +280,15 @@ TEST_F(InformerTest, GoneRelistsAndEmitsDeletesForVanishedObjects) {
   EXPECT_EQ(inf->Relists(), 1);
   EXPECT_EQ(Keys(inf->store()), (std::vector<std::string>{"ns/change", "ns/keep", "ns/new"}));
   std::vector<std::string> ev = rec_.Get();
+  // client-go's order: the listed objects in list order (unchanged ones skipped), then
+  // deletes for those the list no longer holds.
   ASSERT_EQ(ev.size(), 6u);
   EXPECT_EQ(std::vector<std::string>(ev.begin() + 3, ev.end()),
-            (std::vector<std::string>{"delete ns/vanish", "add ns/new",
-                                      "update ns/change 2->25"}));
+            (std::vector<std::string>{"update ns/change 2->25", "add ns/new",
+                                      "delete ns/vanish"}));
+  // The relist after 410 is a consistent read, not one from the watch cache.
+  ASSERT_EQ(api_.ListPaths().size(), 2u);
+  EXPECT_EQ(api_.ListPaths()[1], "/api/v1/configmaps?limit=500");
   EXPECT_NE(api_.WatchPaths()[1].find("resourceVersion=30"), std::string::npos);
   inf->Stop();
 }
@@ -354,8 +378,8 @@ TEST_F(InformerTest, ResumeWatchesFromTheSavedVersionAndRelistsIfItIsGone) {
   EXPECT_NE(paths[1].find("resourceVersion=40"), std::string::npos);
   EXPECT_EQ(inf->Relists(), 1);
   EXPECT_EQ(Keys(inf->store()), (std::vector<std::string>{"ns/fresh", "ns/kept"}));
-  EXPECT_EQ(rec_.Get(), (std::vector<std::string>{"add ns/kept", "add ns/stale", "delete ns/stale",
-                                                  "add ns/fresh"}));
+  EXPECT_EQ(rec_.Get(), (std::vector<std::string>{"add ns/kept", "add ns/stale", "add ns/fresh",
+                                                  "delete ns/stale"}));
   inf->Stop();
 }
 

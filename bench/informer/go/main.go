@@ -7,6 +7,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -62,6 +63,11 @@ func main() {
 	// Same client-side limits as the C++ client's defaults.
 	cfg.QPS, cfg.Burst = 20, 30
 	cs := kubernetes.NewForConfigOrDie(cfg)
+	// The baseline is taken with the client warm (connection, TLS up), as on the C++ side,
+	// so that the per-pod figure is the cache's and not the client's.
+	if _, err := cs.CoreV1().Namespaces().Get(context.Background(), *ns, metav1.GetOptions{}); err != nil {
+		panic(err)
+	}
 	runtime.GC()
 	rssBefore := rssKB()
 
@@ -83,9 +89,11 @@ func main() {
 	want := *pods * *rounds
 	done := make(chan struct{})
 	inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		UpdateFunc: func(_, n any) {
-			p := n.(*corev1.Pod)
-			if _, ok := p.Annotations["bench/round"]; !ok {
+		// Counts the updates that changed the driver's annotation (not kwok's status
+		// writes, which also reach the handler).
+		UpdateFunc: func(o, n any) {
+			round, ok := n.(*corev1.Pod).Annotations["bench/round"]
+			if !ok || round == o.(*corev1.Pod).Annotations["bench/round"] {
 				return
 			}
 			mu.Lock()
@@ -117,6 +125,10 @@ func main() {
 		"rss_kb": rssSynced, "rss_per_pod_kb": float64(rssSynced-rssBefore) / float64(max(n, 1)),
 		"go_heap_inuse_kb": ms.HeapInuse / 1024})
 	fmt.Fprintln(os.Stderr, "READY")
+	if *rounds == 0 { // a sync-only run
+		close(stop)
+		return
+	}
 	select {
 	case <-done:
 	case <-time.After(10 * time.Minute):
