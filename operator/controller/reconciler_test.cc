@@ -514,12 +514,12 @@ TEST_F(ReconcilerTest, AnHpaOnTheTargetIsDetectedAndReported) {
   ASSERT_TRUE(Reconcile().ok());
   bool detected = false;
   for (const Json& c : api_.Get(kProfilePath)["status"]["conditions"]) {
-    if (c["type"] == rollout::kConditionHpaDetected) {
+    if (c["type"] == std::string(rollout::kConditionHpaDetected)) {
       detected = c["status"] == "True";
       EXPECT_THAT(c["message"].get<std::string>(), HasSubstr("web-hpa"));
     }
   }
-  EXPECT_TRUE(detected);
+  EXPECT_TRUE(detected) << api_.Get(kProfilePath)["status"].dump();
 }
 
 TEST(ProfileKeysForTest, MapsEveryRelatedObjectToItsProfile) {
