@@ -513,13 +513,14 @@ TEST_F(ReconcilerTest, AnHpaOnTheTargetIsDetectedAndReported) {
   api_.hpas_.Upsert(std::make_shared<const Json>(hpa));
   ASSERT_TRUE(Reconcile().ok());
   bool detected = false;
-  for (const Json& c : api_.Get(kProfilePath)["status"]["conditions"]) {
+  const Json status = api_.Get(kProfilePath)["status"];
+  for (const Json& c : status["conditions"]) {
     if (c["type"] == std::string(rollout::kConditionHpaDetected)) {
       detected = c["status"] == "True";
       EXPECT_THAT(c["message"].get<std::string>(), HasSubstr("web-hpa"));
     }
   }
-  EXPECT_TRUE(detected) << api_.Get(kProfilePath)["status"].dump();
+  EXPECT_TRUE(detected) << status.dump();
 }
 
 TEST(ProfileKeysForTest, MapsEveryRelatedObjectToItsProfile) {
