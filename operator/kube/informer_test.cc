@@ -347,9 +347,12 @@ TEST_F(InformerTest, MalformedStreamRewatchesFromLastGoodVersion) {
   auto s = api_.Stream(0);
   s->Push(Event("MODIFIED", Cm("a", "11")) + "{garbage\n");
   ASSERT_TRUE(Eventually([&] { return inf->LastResourceVersion() == "11"; }));
-  // Backoff (800 ms) on our clock, then a watch from rv 11.
-  clock_.Advance(absl::Seconds(1));
-  api_.Stream(1);
+  // Backoff (800 ms) on our clock, then a watch from rv 11. The informer may start its
+  // backoff sleep after any given Advance(), so keep moving the clock until it re-watches.
+  ASSERT_TRUE(Eventually([&] {
+    clock_.Advance(absl::Milliseconds(100));
+    return api_.WatchPaths().size() >= 2;
+  }));
   EXPECT_NE(api_.WatchPaths()[1].find("resourceVersion=11"), std::string::npos);
   EXPECT_EQ(inf->Relists(), 0);
   inf->Stop();
