@@ -77,8 +77,8 @@ def main():
               "the chart's CRD is crds/boosterprofile.yaml")
     args = operator_args(docs)
     for flag in ("--leader-elect=true", "--leader-election-namespace=booster-system",
-                 "--agent-image=booster/agent:0.1.0", "--metrics-bind-address=:8080",
-                 "--health-probe-bind-address=:8081"):
+                 "--agent-image=booster/agent:0.1.0", "--metrics-bind-address=0.0.0.0:8080",
+                 "--health-probe-bind-address=0.0.0.0:8081"):
         check(flag in args, f"default args carry {flag}: {args}")
     check(not any(a.startswith("--namespace=") for a in args), "no --namespace by default")
     check(len(find(docs, "ClusterRole", "booster-operator")) == 1, "a ClusterRole by default")

@@ -130,7 +130,10 @@ absl::StatusOr<OperatorOptions> ParseOptions(const std::vector<std::string>& arg
     return absl::InvalidArgumentError(
         absl::StrCat("--log-format must be json or text, not \"", o.log_format, "\""));
   }
-  for (const std::string* addr : {&o.metrics_bind_address, &o.health_probe_bind_address}) {
+  for (std::string* addr : {&o.metrics_bind_address, &o.health_probe_bind_address}) {
+    // ":8080" (controller-runtime's spelling) means every interface; CivetWeb, which
+    // serves both endpoints, needs the host spelled out.
+    if (absl::StartsWith(*addr, ":")) *addr = absl::StrCat("0.0.0.0", *addr);
     const size_t colon = addr->rfind(':');
     int port = -1;
     if (colon == std::string::npos || !absl::SimpleAtoi(addr->substr(colon + 1), &port) ||

@@ -57,6 +57,11 @@ TEST(OptionsTest, FlagsBeatEnvironmentWhichBeatsDefaults) {
   EXPECT_EQ(o->ns, "shop");
   EXPECT_EQ(o->metrics_bind_address, "127.0.0.1:0");
   EXPECT_EQ(o->log_format, "text");
+  // ":PORT" is every interface, as in controller-runtime.
+  o = ParseOptions({"--metrics-bind-address=:9090", "--health-probe-bind-address=:0"}, env, "h");
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_EQ(o->metrics_bind_address, "0.0.0.0:9090");
+  EXPECT_EQ(o->health_probe_bind_address, "0.0.0.0:0");
   // BOOSTER_KUBECONFIG outranks KUBECONFIG.
   o = ParseOptions({}, Env({{"KUBECONFIG", "/a"}, {"BOOSTER_KUBECONFIG", "/b"}}), "h");
   EXPECT_EQ(o->kubeconfig, "/b");
