@@ -65,6 +65,7 @@ spec:
     stepDuration: )",
                       step_duration, R"(
     progressDeadline: 5m
+    analysis: {interval: 1s}
 )");
 }
 
@@ -320,6 +321,7 @@ TEST_F(OperatorE2eTest, ProfileGoesTenFiftyHundredToPromotedWithTheTuningInTheTa
   sampler.Stop();
   ASSERT_TRUE(s.ok()) << s << "\nseen: " << sampler.History();
 
+  std::printf("seen: %s\n", sampler.History().c_str());
   EXPECT_LE(sampler.MaxTotal(), kReplicas) << sampler.History();
   // N=3: 10% -> 1 canary pod, 50% -> 2, 100% -> 3; each step was held and seen.
   EXPECT_THAT(sampler.Weights(), ::testing::IsSupersetOf({10, 50, 100})) << sampler.History();
@@ -388,6 +390,7 @@ TEST_F(OperatorE2eTest, AbortMidwayRestoresTheReplicaCountAndTheTemplate) {
   ASSERT_TRUE(s.ok()) << s << "\nseen: " << sampler.History();
   ExpectRestored(*before);
   sampler.Stop();
+  std::printf("seen: %s\n", sampler.History().c_str());
   EXPECT_LE(sampler.MaxTotal(), kReplicas) << sampler.History();
   absl::StatusOr<Json> bp = ProfileObject();
   ASSERT_TRUE(bp.ok());
@@ -410,6 +413,7 @@ TEST_F(OperatorE2eTest, OperatorKilledMidStepResumesAndPromotes) {
   s = WaitPhase("Promoted", absl::Minutes(6));
   sampler.Stop();
   ASSERT_TRUE(s.ok()) << s << "\nseen: " << sampler.History();
+  std::printf("seen: %s\n", sampler.History().c_str());
   EXPECT_LE(sampler.MaxTotal(), kReplicas) << sampler.History();
   // Resumed, not restarted: the step never went back below the one at the kill.
   bool after_kill = false;
@@ -467,7 +471,7 @@ metadata: {name: web, namespace: )",
 spec:
   targetRef: {kind: Deployment, name: web}
   tuning: {sysctls: {net.core.rmem_max: "16777216"}}
-  rollout: {steps: [50, 100], stepDuration: 5s}
+  rollout: {steps: [50, 100], stepDuration: 5s, analysis: {interval: 1s}}
 )"))
                   .ok());
   s = WaitFor(
@@ -514,7 +518,7 @@ metadata: {name: ghost, namespace: )",
                                  ns(), R"(}
 spec:
   targetRef: {kind: Deployment, name: ghost}
-  rollout: {steps: [50, 100], stepDuration: 5s}
+  rollout: {steps: [50, 100], stepDuration: 5s, analysis: {interval: 1s}}
 )"))
                   .ok());
   s = WaitFor(
@@ -546,6 +550,7 @@ TEST_F(OperatorE2eTest, DeletingTheProfileMidRolloutLeavesTheDeploymentAsBefore)
   ASSERT_TRUE(del.ok()) << del.status();
   ExpectRestored(*before);
   sampler.Stop();
+  std::printf("seen: %s\n", sampler.History().c_str());
   EXPECT_LE(sampler.MaxTotal(), kReplicas) << sampler.History();
 }
 
