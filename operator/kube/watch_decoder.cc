@@ -83,8 +83,10 @@ absl::Status WatchDecoder::DecodeLine(absl::string_view line, std::vector<WatchE
   }
   ev.object = std::move(*obj_it);
   if (ev.type == WatchEventType::kError) {
-    int code = static_cast<int>(JsonInt(ev.object, "/code", 500));
-    if (code < 400) code = 500;  // an ERROR event is never a success
+    // An ERROR event is never a success; a code outside HTTP's range (which a plain cast
+    // to int could wrap into one, 2^32 + 410 into 410) is a server error too.
+    const int64_t raw = JsonInt(ev.object, "/code", 500);
+    const int code = raw >= 400 && raw <= 599 ? static_cast<int>(raw) : 500;
     ev.error = StatusFromApiStatus(code, JsonString(ev.object, "/reason"),
                                    JsonString(ev.object, "/message"));
   }

@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "operator/kube/api_status.h"
 
@@ -98,6 +99,21 @@ TEST(WatchDecoderTest, ErrorEventWithoutCodeIsStillAnError) {
   ASSERT_EQ(ev.size(), 1u);
   EXPECT_FALSE(ev[0].error.ok());
   EXPECT_TRUE(absl::IsUnavailable(ev[0].error));
+}
+
+TEST(WatchDecoderTest, ErrorCodesOutsideHttpsRangeAreServerErrors) {
+  for (const char* code : {"4294967706", "-1", "200", "1e300", "\"410\""}) {
+    WatchDecoder d;
+    std::vector<WatchEvent> ev;
+    ASSERT_TRUE(d.Feed(absl::StrCat(R"({"type":"ERROR","object":{"kind":"Status","code":)", code,
+                                    "}}\n"),
+                       &ev)
+                    .ok())
+        << code;
+    ASSERT_EQ(ev.size(), 1u);
+    EXPECT_FALSE(IsExpired(ev[0].error)) << code << ": " << ev[0].error;
+    EXPECT_TRUE(absl::IsUnavailable(ev[0].error)) << code << ": " << ev[0].error;
+  }
 }
 
 TEST(WatchDecoderTest, MalformedLinesAreErrors) {
