@@ -26,8 +26,10 @@ WORKERS=${WORKERS:-4}
 TIMEOUT=${TIMEOUT:-1200}
 OUT=${OUT:-/tmp/operator-bench.json}
 WORK=${WORK:-/tmp/operator-bench}
-NAMESPACE=bench-operator
-NODE=bench-operator-kwok
+# Fresh names per run: the previous run's namespace may still be terminating.
+RUN_ID=$(date +%s)
+NAMESPACE=bench-operator-$RUN_ID
+NODE=bench-operator-kwok-$RUN_ID
 export KUBECONFIG=${KUBECONFIG:-/var/lib/booster-e2e/admin.kubeconfig}
 KUBECTL=$ROOT/tests/e2e/cluster/kubectl
 OPERATOR=${BOOSTER_OPERATOR_BIN:-$BUILD/operator/booster-operator}
@@ -39,18 +41,41 @@ fi
 [[ -x $OPERATOR ]] || { echo "bench/operator: no operator at $OPERATOR" >&2; exit 1; }
 rm -rf "$WORK" && mkdir -p "$WORK"
 
-"$ROOT/tests/e2e/cluster/kwok-node" "$NODE" --pods $((PROFILES * REPLICAS * 2 + 100)) \
+"$ROOT/tests/e2e/cluster/kwok-node" "$NODE" --pods $((PROFILES * REPLICAS * 10 + 1000)) \
   --cpu 100000 --memory 100000Gi >/dev/null
+# kwok v0.7 as tests/e2e/cluster/up runs it keeps no node Lease: the node lifecycle
+# controller marks the node NotReady 40 s after its last status patch, and with it every
+# pod on it (Ready=False), which kwok does not undo. A run longer than that would measure
+# canaries that never become ready. Renew the node's Lease every 10 s, as a kubelet does.
+heartbeat() {
+  while :; do
+    "$KUBECTL" apply -f - >/dev/null 2>&1 <<YAML || true
+apiVersion: coordination.k8s.io/v1
+kind: Lease
+metadata: {name: $NODE, namespace: kube-node-lease}
+spec:
+  holderIdentity: $NODE
+  leaseDurationSeconds: 40
+  renewTime: "$(date -u +%Y-%m-%dT%H:%M:%S.%6NZ)"
+YAML
+    sleep 10
+  done
+}
 "$KUBECTL" apply -f "$ROOT/crds/boosterprofile.yaml" >/dev/null
 "$KUBECTL" wait --for=condition=Established crd/boosterprofiles.booster.dev --timeout=60s \
   >/dev/null
-"$KUBECTL" create namespace "$NAMESPACE" --dry-run=client -o yaml | "$KUBECTL" apply -f - \
-  >/dev/null
+"$KUBECTL" create namespace "$NAMESPACE" >/dev/null
 
 OP_PID=""
 SAMPLER_PID=""
+HEARTBEAT_PID=""
 cleanup() {
+  # What the pods and the scheduler looked like at the end, for a run that did not finish.
+  "$KUBECTL" -n "$NAMESPACE" get pods -o json >"$WORK/pods.json" 2>/dev/null || true
+  "$KUBECTL" -n "$NAMESPACE" get events -o json >"$WORK/events.json" 2>/dev/null || true
   [[ -n $SAMPLER_PID ]] && kill "$SAMPLER_PID" 2>/dev/null || true
+  kill "$HEARTBEAT_PID" 2>/dev/null || true
+  "$KUBECTL" -n kube-node-lease delete lease "$NODE" --ignore-not-found >/dev/null 2>&1 || true
   [[ -n $OP_PID ]] && kill -KILL "$OP_PID" 2>/dev/null || true
   # No operator left to remove the finalizers: strip them so the namespace can go.
   for bp in $("$KUBECTL" -n "$NAMESPACE" get boosterprofiles -o name 2>/dev/null); do
@@ -61,6 +86,8 @@ cleanup() {
   "$ROOT/tests/e2e/cluster/kwok-node" --delete "$NODE" >/dev/null 2>&1 || true
 }
 trap cleanup EXIT
+heartbeat &
+HEARTBEAT_PID=$!
 
 # P Deployments of R pods pinned to the kwok node.
 echo "== $PROFILES Deployments x $REPLICAS pods on $NODE" >&2
@@ -186,7 +213,7 @@ OP_PID=""
 
 python3 - "$WORK" "$T0" "${DONE:-0}" "$RSS_BEFORE" "$HWM" "$OP_EXIT" "$STOP_S" "$PROFILES" \
   "$REPLICAS" "$STEPS" "$STEP" "$WORKERS" <<'PY' | tee "$OUT"
-import json, re, sys
+import collections, json, re, sys
 from datetime import datetime
 work, t0, done, rss0, hwm, exit_code, stop_s = sys.argv[1:8]
 profiles, replicas, steps, step, workers = sys.argv[8:13]
@@ -257,5 +284,8 @@ print(json.dumps({
                 "vm_hwm": round(int(hwm) / 1024, 1)},
     "max_target_plus_canary": max_total,
     "sigterm_exit": int(exit_code), "sigterm_seconds": float(stop_s),
+    "not_promoted": dict(collections.Counter(
+        f'{b.get("status", {}).get("phase")} step {b.get("status", {}).get("currentStep")}'
+        for b in bps if b.get("status", {}).get("phase") != "Promoted")),
 }, indent=1))
 PY
