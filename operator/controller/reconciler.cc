@@ -131,9 +131,13 @@ kube::EventHandlers EnqueueSelf(kube::Controller* controller) {
   return h;
 }
 
-void FreshView::Wrote(const kube::Store& store, const std::string& key, ObjectPtr after) {
+std::string FreshView::Version(const kube::Store& store, const std::string& key) {
+  return Rv(store.Get(key));
+}
+
+void FreshView::Wrote(const std::string& key, std::string before, ObjectPtr after) {
   std::lock_guard<std::mutex> l(mu_);
-  entries_[key] = Entry{Rv(store.Get(key)), std::move(after)};
+  entries_[key] = Entry{std::move(before), std::move(after)};
 }
 
 ObjectPtr FreshView::Get(const kube::Store& store, const std::string& key) {
@@ -221,10 +225,11 @@ absl::StatusOr<kube::Result> ProfileReconciler::Reconcile(const std::string& key
   if (plan.status_changed) {
     Json obj = current;
     obj["status"] = rollout::StatusToJson(plan.status);
+    const std::string before = FreshView::Version(*stores_.profiles, key);
     absl::StatusOr<Json> written = client_->UpdateStatus(kBoosterProfiles, ns, obj);
     if (!written.ok()) {
       if (absl::IsNotFound(written.status())) {  // deleted meanwhile: nothing left to do
-        fresh_profiles_.Wrote(*stores_.profiles, key, nullptr);
+        fresh_profiles_.Wrote(key, before, nullptr);
         if (observer_ != nullptr) observer_->Forgotten(ns, name);
         return kube::Result::Done();
       }
@@ -235,7 +240,7 @@ absl::StatusOr<kube::Result> ProfileReconciler::Reconcile(const std::string& key
     }
     kube::DropManagedFields(&*written);
     current = *written;
-    fresh_profiles_.Wrote(*stores_.profiles, key, std::make_shared<const Json>(current));
+    fresh_profiles_.Wrote(key, before, std::make_shared<const Json>(current));
     const std::string from(rollout::PhaseName(profile->status.phase));
     if (plan.status.last_transition != profile->status.last_transition) {
       Log(Level::kInfo, "transition",
@@ -302,6 +307,7 @@ absl::Status ProfileReconciler::PatchProfileFinalizer(bool add, const std::strin
     patch.push_back({{"op", "test"}, {"path", path}, {"value", rollout::kFinalizer}});
     patch.push_back({{"op", "remove"}, {"path", path}});
   }
+  const std::string before = FreshView::Version(*stores_.profiles, Key(ns, name));
   absl::StatusOr<Json> out =
       client_->Patch(kBoosterProfiles, ns, name, kube::PatchType::kJson, patch);
   if (!out.ok()) {
@@ -314,7 +320,7 @@ absl::Status ProfileReconciler::PatchProfileFinalizer(bool add, const std::strin
   // Without finalizers a deleting profile is gone as soon as this patch lands.
   const bool gone = !add && kube::IsBeingDeleted(*out) &&
                     (!out->contains(fp) || out->at(fp).empty());
-  fresh_profiles_.Wrote(*stores_.profiles, Key(ns, name),
+  fresh_profiles_.Wrote(Key(ns, name), before,
                         gone ? nullptr : std::make_shared<const Json>(*out));
   return absl::OkStatus();
 }
@@ -329,11 +335,12 @@ absl::Status ProfileReconciler::Execute(const Action& a, const std::string& ns, 
     case ActionType::kScaleTarget:
     case ActionType::kPromoteTemplate:
     case ActionType::kRestoreTemplate: {
+      const std::string before = FreshView::Version(*stores_.deployments, Key(ns, a.name));
       absl::StatusOr<Json> out =
           client_->Patch(kube::kDeployments, ns, a.name, kube::PatchType::kJson, a.body);
       if (!out.ok()) return AsRetryable(out.status());
       kube::DropManagedFields(&*out);
-      fresh_deployments_.Wrote(*stores_.deployments, Key(ns, a.name),
+      fresh_deployments_.Wrote(Key(ns, a.name), before,
                                std::make_shared<const Json>(std::move(*out)));
       return absl::OkStatus();
     }
@@ -341,19 +348,21 @@ absl::Status ProfileReconciler::Execute(const Action& a, const std::string& ns, 
       kube::PatchOptions po;
       po.field_manager = options_.field_manager;
       po.force = true;
+      const std::string before = FreshView::Version(*stores_.deployments, Key(ns, a.name));
       absl::StatusOr<Json> out =
           client_->Patch(kube::kDeployments, ns, a.name, kube::PatchType::kApply, a.body, po);
       if (!out.ok()) return AsRetryable(out.status());
       kube::DropManagedFields(&*out);
-      fresh_deployments_.Wrote(*stores_.deployments, Key(ns, a.name),
+      fresh_deployments_.Wrote(Key(ns, a.name), before,
                                std::make_shared<const Json>(std::move(*out)));
       return absl::OkStatus();
     }
     case ActionType::kDeleteCanary: {
+      const std::string before = FreshView::Version(*stores_.deployments, Key(ns, a.name));
       absl::Status s = client_->Delete(kube::kDeployments, ns, a.name,
                                        kube::DeleteOptions{.propagation_policy = "Background"});
       if (!s.ok() && !absl::IsNotFound(s)) return s;
-      fresh_deployments_.Wrote(*stores_.deployments, Key(ns, a.name), nullptr);
+      fresh_deployments_.Wrote(Key(ns, a.name), before, nullptr);
       return absl::OkStatus();
     }
     case ActionType::kRecordEvent: {

@@ -75,10 +75,22 @@ class ReconcileObserver {
 // that stale copy would recompute actions from an outdated status (and, say, scale a
 // canary back down a step). The object a write returned is used instead for as long as
 // the store still shows the version the write replaced.
+//
+// The replaced version must be read from the store *before* the request is sent: by the
+// time the answer is back, the watch may already have delivered our write and even a later
+// one (the Deployment controller's status update), and taking that later version for "the
+// one we replaced" would serve our now-stale answer for as long as the object stays quiet.
+//
+//   std::string before = FreshView::Version(store, key);
+//   absl::StatusOr<Json> out = client->Patch(...);
+//   if (out.ok()) view.Wrote(key, before, std::make_shared<const Json>(*out));
 class FreshView {
  public:
-  // `after` is the object the API server returned (null: deleted).
-  void Wrote(const kube::Store& store, const std::string& key, ObjectPtr after);
+  // The resourceVersion the store holds for `key` now ("" when it has none).
+  static std::string Version(const kube::Store& store, const std::string& key);
+  // `before` is Version() read before the request; `after` is the object the API server
+  // returned (null: deleted).
+  void Wrote(const std::string& key, std::string before, ObjectPtr after);
   ObjectPtr Get(const kube::Store& store, const std::string& key);
   void Forget(const std::string& key);
 

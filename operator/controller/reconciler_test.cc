@@ -568,18 +568,37 @@ TEST(FreshViewTest, ServesOurWriteUntilTheStoreCatchesUp) {
   };
   store.Upsert(obj("1"));
   FreshView view;
-  view.Wrote(store, "n/a", obj("2"));
+  view.Wrote("n/a", FreshView::Version(store, "n/a"), obj("2"));
   EXPECT_EQ((*view.Get(store, "n/a"))["metadata"]["resourceVersion"], "2");
   store.Upsert(obj("2"));
   EXPECT_EQ((*view.Get(store, "n/a"))["metadata"]["resourceVersion"], "2");
   store.Upsert(obj("3"));  // someone else's later write wins
   EXPECT_EQ((*view.Get(store, "n/a"))["metadata"]["resourceVersion"], "3");
-  view.Wrote(store, "n/a", nullptr);  // we deleted it
+  view.Wrote("n/a", FreshView::Version(store, "n/a"), nullptr);  // we deleted it
   EXPECT_EQ(view.Get(store, "n/a"), nullptr);
   store.Delete("n/a");
   EXPECT_EQ(view.Get(store, "n/a"), nullptr);
-  view.Wrote(store, "n/a", obj("9"));  // we created it
+  view.Wrote("n/a", FreshView::Version(store, "n/a"), obj("9"));  // we created it
   EXPECT_EQ((*view.Get(store, "n/a"))["metadata"]["resourceVersion"], "9");
+}
+
+// The watch can deliver our write, and a later one, before the write's answer is back
+// (a Deployment patched at 0 replicas gets its status update within milliseconds and
+// then stays quiet). The store then holds the newest version, not our answer.
+TEST(FreshViewTest, AStoreThatOvertookTheAnswerWins) {
+  kube::Store store;
+  auto obj = [](const std::string& rv) {
+    return std::make_shared<const Json>(
+        Json{{"metadata", {{"name", "a"}, {"namespace", "n"}, {"resourceVersion", rv}}}});
+  };
+  store.Upsert(obj("1"));
+  FreshView view;
+  const std::string before = FreshView::Version(store, "n/a");  // read before the request
+  store.Upsert(obj("2"));  // the watch: our write
+  store.Upsert(obj("3"));  // the watch: the controller's status update
+  view.Wrote("n/a", before, obj("2"));  // the answer arrives last
+  EXPECT_EQ((*view.Get(store, "n/a"))["metadata"]["resourceVersion"], "3");
+  EXPECT_EQ((*view.Get(store, "n/a"))["metadata"]["resourceVersion"], "3");
 }
 
 }  // namespace
