@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <iterator>
+#include <optional>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -21,6 +22,20 @@ void AddParam(std::string* path, bool* first, absl::string_view key, absl::strin
 // Longest wait honoured from a Retry-After header; a server asking for more is treated as
 // unavailable and the error goes back to the caller's own backoff.
 constexpr absl::Duration kMaxRetryAfter = absl::Seconds(30);
+
+// How long to wait before attempt `attempt + 1` of a request that failed with `s` (HTTP
+// `http_status`), or nullopt to give the error back. A 429 (or a 5xx with Retry-After)
+// means the server did not act on the request, so any verb can be retried after the delay
+// it asked for.
+std::optional<absl::Duration> RetryDelay(const absl::Status& s, int http_status, int attempt,
+                                         int max_retries) {
+  std::optional<absl::Duration> after = RetryAfter(s);
+  if (!after || attempt >= max_retries || *after > kMaxRetryAfter ||
+      (http_status != 429 && http_status < 500)) {
+    return std::nullopt;
+  }
+  return std::max(*after, absl::Milliseconds(100));
+}
 
 }  // namespace
 
@@ -87,14 +102,10 @@ absl::StatusOr<std::string> Client::Do(std::string method, std::string path, std
     if (!resp.ok()) return resp.status();
     absl::Status s = StatusFromHttp(resp->status, resp->body, resp->retry_after);
     if (s.ok()) return std::move(resp->body);
-    // A 429 (or a 5xx with Retry-After) means the server did not act on the request, so
-    // any verb can be retried after the delay it asked for.
-    std::optional<absl::Duration> after = RetryAfter(s);
-    if (!after || attempt >= config_.max_retries || *after > kMaxRetryAfter ||
-        (resp->status != 429 && resp->status < 500)) {
-      return s;
-    }
-    clock_->SleepFor(std::max(*after, absl::Milliseconds(100)));
+    std::optional<absl::Duration> delay =
+        RetryDelay(s, resp->status, attempt, config_.max_retries);
+    if (!delay) return s;
+    clock_->SleepFor(*delay);
   }
 }
 
@@ -239,13 +250,10 @@ absl::StatusOr<std::unique_ptr<ResponseStream>> Client::StreamGet(std::string pa
     if (!resp.ok()) return resp.status();
     absl::Status s = StatusFromHttp(resp->status, resp->error_body, resp->retry_after);
     if (s.ok()) return std::move(resp->stream);
-    // As in Do(): 429 (or 5xx with Retry-After) means the server did not act on it.
-    std::optional<absl::Duration> after = RetryAfter(s);
-    if (!after || attempt >= config_.max_retries || *after > kMaxRetryAfter ||
-        (resp->status != 429 && resp->status < 500)) {
-      return s;
-    }
-    clock_->SleepFor(std::max(*after, absl::Milliseconds(100)));
+    std::optional<absl::Duration> delay =
+        RetryDelay(s, resp->status, attempt, config_.max_retries);
+    if (!delay) return s;
+    clock_->SleepFor(*delay);
   }
 }
 
