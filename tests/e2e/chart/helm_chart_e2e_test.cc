@@ -2,13 +2,25 @@
 // image built from this tree; the operator pods become Ready under the chart's RBAC and
 // security context, one of them holds the Lease, a BoosterProfile goes to Promoted (which
 // exercises every permission the rollout needs), the standby takes over when the leader
-// pod is deleted, and `helm uninstall` leaves no cluster-scoped object behind.
+// pod is deleted, a real Prometheus scraping the leader answers every query of the
+// operator's Grafana dashboard, and `helm uninstall` leaves no cluster-scoped object behind.
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -31,6 +43,88 @@ absl::StatusOr<std::string> Helm(std::vector<std::string> args) {
   args.insert(args.begin(), Env("BOOSTER_HELM"));
   return RunCommand(args);
 }
+
+extern "C" char** environ;
+
+// A free TCP port on 127.0.0.1 (bound once to port 0, then released).
+int FreePort() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(a);
+  if (fd < 0 || bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0 ||
+      getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
+    if (fd >= 0) close(fd);
+    return -1;
+  }
+  close(fd);
+  return ntohs(a.sin_port);
+}
+
+// Debian's Prometheus as a host process scraping `target` (HOST:PORT) every second, with
+// its data in a temporary directory; stopped and removed when destroyed.
+class Prometheus {
+ public:
+  explicit Prometheus(const std::string& target) {
+    char tmpl[] = "/tmp/booster-prom-XXXXXX";
+    if (mkdtemp(tmpl) == nullptr) return;
+    dir_ = tmpl;
+    port_ = FreePort();
+    std::ofstream(dir_ + "/prometheus.yml")
+        << "global: {scrape_interval: 1s, evaluation_interval: 1s}\n"
+        << "scrape_configs:\n"
+        << "  - job_name: booster-operator\n"
+        << "    static_configs: [{targets: ['" << target << "']}]\n";
+    std::vector<std::string> args = {
+        "prometheus", "--config.file=" + dir_ + "/prometheus.yml",
+        "--storage.tsdb.path=" + dir_ + "/data",
+        absl::StrCat("--web.listen-address=127.0.0.1:", port_), "--log.level=warn"};
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, (dir_ + "/log").c_str(),
+                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_adddup2(&fa, 1, 2);
+    if (posix_spawnp(&pid_, "prometheus", &fa, nullptr, argv.data(), environ) != 0) pid_ = -1;
+    posix_spawn_file_actions_destroy(&fa);
+  }
+  ~Prometheus() {
+    if (pid_ > 0) {
+      kill(pid_, SIGTERM);
+      waitpid(pid_, nullptr, 0);
+    }
+    if (!dir_.empty()) std::filesystem::remove_all(dir_);
+  }
+  Prometheus(const Prometheus&) = delete;
+  Prometheus& operator=(const Prometheus&) = delete;
+
+  bool started() const { return pid_ > 0 && port_ > 0; }
+  std::string Log() const {
+    absl::StatusOr<std::string> log = ReadFile(dir_ + "/log");
+    return log.ok() ? *log : log.status().ToString();
+  }
+
+  // The instant-query result vector of `expr` (the API's data.result).
+  absl::StatusOr<Json> Query(const std::string& expr) const {
+    absl::StatusOr<std::string> out =
+        RunCommand({"curl", "-sf", "--get", "--data-urlencode", "query=" + expr,
+                    absl::StrCat("http://127.0.0.1:", port_, "/api/v1/query")});
+    if (!out.ok()) return absl::UnavailableError(out.status().ToString());
+    Json j = Json::parse(*out, nullptr, /*allow_exceptions=*/false);
+    if (j.is_discarded() || j.value("status", "") != "success") {
+      return absl::InternalError(absl::StrCat("query ", expr, " answered ", *out));
+    }
+    return j["data"]["result"];
+  }
+
+ private:
+  std::string dir_;
+  int port_ = -1;
+  pid_t pid_ = -1;
+};
 
 class HelmChartE2eTest : public ::testing::Test {
  protected:
@@ -162,6 +256,47 @@ spec:
        "jsonpath={.spec.template.spec.containers[?(@.name==\"web\")].env}"});
   ASSERT_TRUE(env.ok()) << env.status();
   EXPECT_THAT(*env, HasSubstr("GOMAXPROCS"));
+
+  // A real Prometheus scrapes the leader: every query of the operator dashboard the chart
+  // ships (charts/booster/dashboards/operator.json) returns series.
+  {
+    absl::StatusOr<std::string> ip = Kubectl(
+        {"-n", system_ns_.name(), "get", "pod", *leader, "-o", "jsonpath={.status.podIP}"});
+    ASSERT_TRUE(ip.ok()) << ip.status();
+    Prometheus prom(*ip + ":8080");
+    ASSERT_TRUE(prom.started()) << prom.Log();
+    absl::StatusOr<std::string> text =
+        ReadFile(Env("BOOSTER_CHART") + "/dashboards/operator.json");
+    ASSERT_TRUE(text.ok()) << text.status();
+    Json board = Json::parse(*text);
+    std::vector<std::string> exprs;
+    for (const Json& panel : board["panels"]) {
+      for (const Json& t : panel["targets"]) {
+        exprs.push_back(absl::StrReplaceAll(t["expr"].get<std::string>(),
+                                            {{"$namespace", ".*"}}));
+      }
+    }
+    ASSERT_GE(exprs.size(), 6u);
+    std::string missing;
+    absl::Status answered = WaitFor(
+        [&]() -> absl::StatusOr<bool> {
+          missing.clear();
+          for (const std::string& e : exprs) {
+            absl::StatusOr<Json> r = prom.Query(e);
+            if (!r.ok() && !absl::IsUnavailable(r.status())) return r.status();
+            if (!r.ok() || r->empty()) absl::StrAppend(&missing, "\n  ", e);
+          }
+          if (!missing.empty()) return absl::UnavailableError("no series yet for:" + missing);
+          return true;
+        },
+        absl::Seconds(60), absl::Seconds(2));
+    ASSERT_TRUE(answered.ok()) << answered << "\n" << prom.Log();
+    absl::StatusOr<Json> promoted_series =
+        prom.Query("booster_operator_profile_phase{phase=\"Promoted\", profile=\"web\"}");
+    ASSERT_TRUE(promoted_series.ok()) << promoted_series.status();
+    ASSERT_EQ(promoted_series->size(), 1u) << promoted_series->dump();
+    EXPECT_EQ((*promoted_series)[0]["value"][1], "1");
+  }
 
   // The leader's pod goes away: the standby takes the Lease (15 s lease + 2 s retry).
   ASSERT_TRUE(Kubectl({"-n", system_ns_.name(), "delete", "pod", *leader, "--grace-period=0",
