@@ -132,7 +132,7 @@ kube::EventHandlers EnqueueSelf(kube::Controller* controller) {
 }
 
 std::string FreshView::Version(const kube::Store& store, const std::string& key) {
-  return Rv(store.Get(key));
+  return store.ResourceVersion(key);
 }
 
 void FreshView::Wrote(const std::string& key, std::string before, ObjectPtr after) {
@@ -334,23 +334,19 @@ absl::Status ProfileReconciler::Execute(const Action& a, const std::string& ns, 
     case ActionType::kEnrollTarget:
     case ActionType::kScaleTarget:
     case ActionType::kPromoteTemplate:
-    case ActionType::kRestoreTemplate: {
-      const std::string before = FreshView::Version(*stores_.deployments, Key(ns, a.name));
-      absl::StatusOr<Json> out =
-          client_->Patch(kube::kDeployments, ns, a.name, kube::PatchType::kJson, a.body);
-      if (!out.ok()) return AsRetryable(out.status());
-      kube::DropManagedFields(&*out);
-      fresh_deployments_.Wrote(Key(ns, a.name), before,
-                               std::make_shared<const Json>(std::move(*out)));
-      return absl::OkStatus();
-    }
+    case ActionType::kRestoreTemplate:
     case ActionType::kCreateOrScaleCanary: {
+      // The target gets JSON patches; the canary, which the operator owns, is applied.
+      const bool apply = a.type == ActionType::kCreateOrScaleCanary;
       kube::PatchOptions po;
-      po.field_manager = options_.field_manager;
-      po.force = true;
+      if (apply) {
+        po.field_manager = options_.field_manager;
+        po.force = true;
+      }
       const std::string before = FreshView::Version(*stores_.deployments, Key(ns, a.name));
       absl::StatusOr<Json> out =
-          client_->Patch(kube::kDeployments, ns, a.name, kube::PatchType::kApply, a.body, po);
+          client_->Patch(kube::kDeployments, ns, a.name,
+                         apply ? kube::PatchType::kApply : kube::PatchType::kJson, a.body, po);
       if (!out.ok()) return AsRetryable(out.status());
       kube::DropManagedFields(&*out);
       fresh_deployments_.Wrote(Key(ns, a.name), before,

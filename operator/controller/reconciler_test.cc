@@ -252,6 +252,14 @@ class ReconcilerTest : public ::testing::Test {
   }
 
   absl::StatusOr<kube::Result> Reconcile() { return reconciler_->Reconcile("shop/web"); }
+
+  // The profile and a settled target of `replicas`, both visible to the informers.
+  void GivenProfileAndTarget(int replicas) {
+    api_.Put(kProfilePath, Profile());
+    api_.Put(kTargetPath, Target(replicas));
+    api_.SettleDeployments();
+    api_.Sync();
+  }
   Phase PhaseOnServer() {
     return rollout::ParseStatus(api_.Get(kProfilePath).value("status", Json::object())).phase;
   }
@@ -277,10 +285,7 @@ class ReconcilerTest : public ::testing::Test {
 };
 
 TEST_F(ReconcilerTest, WritesTheStatusBeforeAnyAction) {
-  api_.Put(kProfilePath, Profile());
-  api_.Put(kTargetPath, Target(4));
-  api_.SettleDeployments();
-  api_.Sync();
+  GivenProfileAndTarget(4);
   absl::StatusOr<kube::Result> r = Reconcile();
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(PhaseOnServer(), Phase::kEnrolling);
@@ -306,10 +311,7 @@ TEST_F(ReconcilerTest, WritesTheStatusBeforeAnyAction) {
 }
 
 TEST_F(ReconcilerTest, AConflictOnTheStatusWriteExecutesNoAction) {
-  api_.Put(kProfilePath, Profile());
-  api_.Put(kTargetPath, Target(4));
-  api_.SettleDeployments();
-  api_.Sync();
+  GivenProfileAndTarget(4);
   api_.FailNext([](const HttpRequest& r) { return absl::EndsWith(r.path, "/status"); }, 409);
   absl::StatusOr<kube::Result> r = Reconcile();
   EXPECT_TRUE(absl::IsAborted(r.status())) << r.status();
@@ -324,10 +326,7 @@ TEST_F(ReconcilerTest, AConflictOnTheStatusWriteExecutesNoAction) {
 }
 
 TEST_F(ReconcilerTest, AStaleCacheConflictsInsteadOfActingOnAnOldStatus) {
-  api_.Put(kProfilePath, Profile());
-  api_.Put(kTargetPath, Target(4));
-  api_.SettleDeployments();
-  api_.Sync();
+  GivenProfileAndTarget(4);
   ASSERT_TRUE(Reconcile().ok());
   api_.SettleDeployments();
   api_.Sync();
@@ -349,10 +348,7 @@ TEST_F(ReconcilerTest, AStaleCacheConflictsInsteadOfActingOnAnOldStatus) {
 }
 
 TEST_F(ReconcilerTest, AFailedActionIsRetriedAndIsIdempotent) {
-  api_.Put(kProfilePath, Profile());
-  api_.Put(kTargetPath, Target(4));
-  api_.SettleDeployments();
-  api_.Sync();
+  GivenProfileAndTarget(4);
   api_.FailNext(
       [](const HttpRequest& r) { return r.method == "PATCH" && r.path.find(kTargetPath) == 0; },
       500, /*times=*/10);  // 5xx: the client's own retries give up, the reconcile fails
@@ -383,10 +379,7 @@ TEST_F(ReconcilerTest, AFailedActionIsRetriedAndIsIdempotent) {
 }
 
 TEST_F(ReconcilerTest, ReachesPromotedAgainstTheFakeApi) {
-  api_.Put(kProfilePath, Profile());
-  api_.Put(kTargetPath, Target(4));
-  api_.SettleDeployments();
-  api_.Sync();
+  GivenProfileAndTarget(4);
   DriveUntil([&] { return PhaseOnServer() == Phase::kPromoted; }, 100);
   Json target = api_.Get(kTargetPath);
   EXPECT_EQ(rollout::TemplateArm(target["spec"]["template"]), rollout::kArmPromoted);
@@ -406,10 +399,7 @@ TEST_F(ReconcilerTest, ReachesPromotedAgainstTheFakeApi) {
 }
 
 TEST_F(ReconcilerTest, AbortRestoresTheTargetExactly) {
-  api_.Put(kProfilePath, Profile());
-  api_.Put(kTargetPath, Target(5));
-  api_.SettleDeployments();
-  api_.Sync();
+  GivenProfileAndTarget(5);
   const Json before = api_.Get(kTargetPath);
   DriveUntil([&] { return PhaseOnServer() == Phase::kProgressing && !api_.Get(kCanaryPath).is_null(); });
   Json p = api_.Get(kProfilePath);
@@ -425,10 +415,7 @@ TEST_F(ReconcilerTest, AbortRestoresTheTargetExactly) {
 }
 
 TEST_F(ReconcilerTest, DeletionRunsTheFinalizerPath) {
-  api_.Put(kProfilePath, Profile());
-  api_.Put(kTargetPath, Target(4));
-  api_.SettleDeployments();
-  api_.Sync();
+  GivenProfileAndTarget(4);
   const Json before = api_.Get(kTargetPath);
   DriveUntil([&] { return PhaseOnServer() == Phase::kProgressing && !api_.Get(kCanaryPath).is_null(); });
   Json p = api_.Get(kProfilePath);
@@ -501,10 +488,7 @@ TEST_F(ReconcilerTest, AddsTheFinalizerFirst) {
 }
 
 TEST_F(ReconcilerTest, AnHpaOnTheTargetIsDetectedAndReported) {
-  api_.Put(kProfilePath, Profile());
-  api_.Put(kTargetPath, Target(4));
-  api_.SettleDeployments();
-  api_.Sync();
+  GivenProfileAndTarget(4);
   Json other = {{"metadata", {{"name", "other"}, {"namespace", "shop"}}},
                 {"spec", {{"scaleTargetRef", {{"kind", "Deployment"}, {"name", "api"}}}}}};
   api_.hpas_.Upsert(std::make_shared<const Json>(other));

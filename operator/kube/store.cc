@@ -203,6 +203,12 @@ ObjectPtr Store::Get(const std::string& key) const {
   return Decode(e);
 }
 
+std::string Store::ResourceVersion(const std::string& key) const {
+  std::lock_guard<std::mutex> l(mu_);
+  auto it = items_.find(key);
+  return it == items_.end() ? "" : it->second.resource_version;
+}
+
 std::vector<ObjectPtr> Store::List() const {
   std::vector<Entry> entries;
   {

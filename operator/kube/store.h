@@ -91,6 +91,8 @@ class Store {
   std::vector<ObjectPtr> DeleteExcept(const std::unordered_set<std::string>& keep);
 
   ObjectPtr Get(const std::string& key) const;
+  // metadata.resourceVersion of the object at `key` ("" if absent), without decoding it.
+  std::string ResourceVersion(const std::string& key) const;
   std::vector<ObjectPtr> List() const;
   std::vector<std::string> ListKeys() const;
   // Objects whose index `index` contains `value`. Unknown index -> empty.

@@ -49,10 +49,12 @@ TEST_P(StoreTest, UpsertGetDelete) {
   ASSERT_NE(old, nullptr);
   EXPECT_EQ(JsonString(*old, "/metadata/resourceVersion"), "1");
   EXPECT_EQ(JsonString(*s.Get("ns/a"), "/metadata/resourceVersion"), "2");
+  EXPECT_EQ(s.ResourceVersion("ns/a"), "2");
   EXPECT_EQ(s.Size(), 1u);
   EXPECT_NE(s.Delete("ns/a"), nullptr);
   EXPECT_EQ(s.Delete("ns/a"), nullptr);
   EXPECT_EQ(s.Get("ns/a"), nullptr);
+  EXPECT_EQ(s.ResourceVersion("ns/a"), "");
 }
 
 TEST_P(StoreTest, IndexesFollowUpdatesAndDeletes) {
