@@ -30,11 +30,13 @@ std::string Rv(const ObjectPtr& obj) {
   return obj == nullptr ? "" : kube::JsonString(*obj, "/metadata/resourceVersion");
 }
 
-// A failed JSON-patch "test" (the target was re-created, a finalizer moved) comes back as
-// 422; like a conflict, it means: re-read and try again.
+// A failed JSON-patch "test" (the target was re-created or claimed by another profile, a
+// finalizer moved) comes back as 422, a failed delete precondition or a name already taken
+// as 409; each means: re-read and decide again.
 absl::Status AsRetryable(const absl::Status& s) {
-  if (kube::HttpCode(s) == 422) {
-    return absl::AbortedError(absl::StrCat("precondition of the patch failed: ", s.message()));
+  const int code = kube::HttpCode(s);
+  if (code == 422 || code == 409) {
+    return absl::AbortedError(absl::StrCat("precondition of the write failed: ", s.message()));
   }
   return s;
 }
@@ -215,6 +217,12 @@ absl::StatusOr<kube::Result> ProfileReconciler::Reconcile(const std::string& key
   rollout::Observations obs{rollout::ObserveDeployment(target ? *target : Json(nullptr)),
                             rollout::ObserveDeployment(canary ? *canary : Json(nullptr)),
                             HpaFor(ns, target_name)};
+  // A target the profile enrolled before spec.targetRef moved on: it is given back first.
+  const std::string& previous = profile->status.target_name;
+  if (!previous.empty() && previous != target_name) {
+    ObjectPtr old = Deployment(ns, previous);
+    obs.previous_target = rollout::ObserveDeployment(old ? *old : Json(nullptr));
+  }
 
   rollout::Plan plan =
       rollout::Reconcile(*profile, obs, *verdicts_, clock_->Now(), options_.mutation);
@@ -335,18 +343,17 @@ absl::Status ProfileReconciler::Execute(const Action& a, const std::string& ns, 
     case ActionType::kScaleTarget:
     case ActionType::kPromoteTemplate:
     case ActionType::kRestoreTemplate:
-    case ActionType::kCreateOrScaleCanary: {
-      // The target gets JSON patches; the canary, which the operator owns, is applied.
-      const bool apply = a.type == ActionType::kCreateOrScaleCanary;
-      kube::PatchOptions po;
-      if (apply) {
-        po.field_manager = options_.field_manager;
-        po.force = true;
-      }
+    case ActionType::kPatchCanary:
+    case ActionType::kCreateCanary: {
+      // Every write is conditional: the JSON patches test the object's uid (and a claim its
+      // resourceVersion); a create fails when the name is taken meanwhile. So an object
+      // that changed hands between the observation and the write is never touched.
       const std::string before = FreshView::Version(*stores_.deployments, Key(ns, a.name));
       absl::StatusOr<Json> out =
-          client_->Patch(kube::kDeployments, ns, a.name,
-                         apply ? kube::PatchType::kApply : kube::PatchType::kJson, a.body, po);
+          a.type == ActionType::kCreateCanary
+              ? client_->Create(kube::kDeployments, ns, a.body)
+              : client_->Patch(kube::kDeployments, ns, a.name, kube::PatchType::kJson, a.body,
+                               kube::PatchOptions{.field_manager = options_.field_manager});
       if (!out.ok()) return AsRetryable(out.status());
       kube::DropManagedFields(&*out);
       fresh_deployments_.Wrote(Key(ns, a.name), before,
@@ -355,9 +362,10 @@ absl::Status ProfileReconciler::Execute(const Action& a, const std::string& ns, 
     }
     case ActionType::kDeleteCanary: {
       const std::string before = FreshView::Version(*stores_.deployments, Key(ns, a.name));
-      absl::Status s = client_->Delete(kube::kDeployments, ns, a.name,
-                                       kube::DeleteOptions{.propagation_policy = "Background"});
-      if (!s.ok() && !absl::IsNotFound(s)) return s;
+      absl::Status s = client_->Delete(
+          kube::kDeployments, ns, a.name,
+          kube::DeleteOptions{.precondition_uid = a.uid, .propagation_policy = "Background"});
+      if (!s.ok() && !absl::IsNotFound(s)) return AsRetryable(s);
       fresh_deployments_.Wrote(Key(ns, a.name), before, nullptr);
       return absl::OkStatus();
     }

@@ -37,7 +37,8 @@ std::string Header(const HttpRequest& r, const std::string& name) {
 
 // A small in-memory API server: the profile, Deployments and Events of one namespace,
 // with resourceVersions, optimistic concurrency on /status, JSON patch (test ops
-// included), server-side apply as a plain upsert, and injectable failures. Sync() plays
+// included), create (409 when the name is taken), delete with a uid precondition, and
+// injectable failures. Sync() plays
 // the informers: it copies the server's objects into the stores.
 class FakeApi {
  public:
@@ -103,21 +104,25 @@ class FakeApi {
       }
       return HttpResponse{200, out.dump(), ""};
     }
-    if (r.method == "PATCH" && Header(r, "Content-Type") == "application/apply-patch+yaml") {
+    if (r.method == "POST" && absl::EndsWith(path, "/deployments")) {
       Json body = Json::parse(r.body);
-      if (it == objects_.end()) {
-        body["metadata"]["uid"] = "canary-uid";
-        body["metadata"]["generation"] = 1;
-        it = objects_.emplace(key, body).first;
-      } else {
-        it->second["metadata"] = body["metadata"];
-        it->second["spec"] = body["spec"];
+      const std::string obj_key = path + "/" + body["metadata"]["name"].get<std::string>();
+      if (objects_.count(obj_key) > 0) {
+        return HttpResponse{409, Status(409, "deployments.apps already exists"), ""};
       }
-      Bump(it->second);
-      return HttpResponse{200, it->second.dump(), ""};
+      body["metadata"]["uid"] = absl::StrCat("canary-uid-", ++uids_);
+      body["metadata"]["generation"] = 1;
+      Bump(body);
+      objects_[obj_key] = body;
+      return HttpResponse{201, body.dump(), ""};
     }
     if (r.method == "DELETE") {
       if (it == objects_.end()) return HttpResponse{404, Status(404, "not found"), ""};
+      Json options = r.body.empty() ? Json::object() : Json::parse(r.body);
+      const std::string want = options.value("/preconditions/uid"_json_pointer, std::string());
+      if (!want.empty() && want != it->second["metadata"].value("uid", "")) {
+        return HttpResponse{409, Status(409, "Precondition failed: UID in precondition"), ""};
+      }
       objects_.erase(it);
       return HttpResponse{200, Status(200, "deleted"), ""};
     }
@@ -194,6 +199,7 @@ class FakeApi {
   std::vector<HttpRequest> requests_;
   std::vector<Json> events_;
   int rv_ = 100;
+  int uids_ = 0;
 };
 
 Json Target(int replicas) {
@@ -372,10 +378,17 @@ TEST_F(ReconcilerTest, AFailedActionIsRetriedAndIsIdempotent) {
   }
   ASSERT_GE(bodies.size(), 2u);
   for (const std::string& b : bodies) EXPECT_EQ(b, bodies.front());
-  // Applying it once more (a duplicate retry) changes nothing but the resourceVersion.
-  Json again = once.patch(Json::parse(bodies.front()));
-  EXPECT_EQ(again["spec"], once["spec"]);
-  EXPECT_EQ(again["metadata"]["annotations"], once["metadata"]["annotations"]);
+  // A duplicate of it is refused: it claims the target, so it tests the resourceVersion
+  // it was planned on, which has moved on. The next pass sees the claim and has nothing
+  // left to send.
+  EXPECT_THROW(once.patch(Json::parse(bodies.front())), Json::exception);
+  api_.Sync();
+  api_.TakeLog();
+  ASSERT_TRUE(Reconcile().ok());
+  for (const std::string& l : api_.TakeLog()) {
+    EXPECT_NE(l, std::string("PATCH ") + kTargetPath);
+  }
+  EXPECT_EQ(api_.Get(kTargetPath)["spec"], once["spec"]);
 }
 
 TEST_F(ReconcilerTest, ReachesPromotedAgainstTheFakeApi) {
@@ -385,17 +398,27 @@ TEST_F(ReconcilerTest, ReachesPromotedAgainstTheFakeApi) {
   EXPECT_EQ(rollout::TemplateArm(target["spec"]["template"]), rollout::kArmPromoted);
   EXPECT_EQ(target["spec"]["replicas"], 4);
   EXPECT_TRUE(api_.Get(kCanaryPath).is_null());
-  // The canary was created by server-side apply with our field manager, forced.
-  bool applied = false;
+  // The canary was created (POST), then only ever patched after a test of its uid, and
+  // deleted on the precondition of that uid; every patch names our field manager.
+  int created = 0, patched = 0, deleted = 0;
   for (const HttpRequest& r : api_.requests()) {
+    if (r.method == "POST" && absl::StrContains(r.path, "/deployments")) ++created;
     if (r.method == "PATCH" && r.path.find(kCanaryPath) == 0) {
-      applied = true;
-      EXPECT_EQ(Header(r, "Content-Type"), "application/apply-patch+yaml");
+      ++patched;
+      EXPECT_EQ(Header(r, "Content-Type"), "application/json-patch+json");
       EXPECT_THAT(r.path, HasSubstr("fieldManager=booster-operator"));
-      EXPECT_THAT(r.path, HasSubstr("force=true"));
+      const Json body = Json::parse(r.body);
+      EXPECT_EQ(body[0]["op"], "test");
+      EXPECT_EQ(body[0]["path"], "/metadata/uid");
+    }
+    if (r.method == "DELETE" && r.path.find(kCanaryPath) == 0) {
+      ++deleted;
+      EXPECT_THAT(r.body, HasSubstr(R"("preconditions":{"uid":"canary-uid-)"));
     }
   }
-  EXPECT_TRUE(applied);
+  EXPECT_EQ(created, 1);
+  EXPECT_GE(patched, 1);
+  EXPECT_EQ(deleted, 1);
 }
 
 TEST_F(ReconcilerTest, AbortRestoresTheTargetExactly) {
@@ -505,6 +528,167 @@ TEST_F(ReconcilerTest, AnHpaOnTheTargetIsDetectedAndReported) {
     }
   }
   EXPECT_TRUE(detected) << status.dump();
+}
+
+// --- ownership: every write path refuses what is not ours -----------------------------------
+
+Json UsersDeployment(const std::string& name) {
+  Json d = Target(2);
+  d["metadata"]["name"] = name;
+  d["metadata"]["uid"] = "users-uid";
+  d["spec"]["selector"]["matchLabels"]["app"] = "users-own";
+  d["spec"]["template"]["metadata"]["labels"]["app"] = "users-own";
+  return d;
+}
+
+TEST_F(ReconcilerTest, AUsersDeploymentAtTheCanarysNameFailsTheProfileAndIsNeverTouched) {
+  GivenProfileAndTarget(4);
+  api_.Put(kCanaryPath, UsersDeployment("web-booster"));
+  api_.SettleDeployments();
+  api_.Sync();
+  const Json target = api_.Get(kTargetPath), users = api_.Get(kCanaryPath);
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(Reconcile().ok());
+  EXPECT_EQ(PhaseOnServer(), Phase::kFailed);
+  const Json status = api_.Get(kProfilePath)["status"];
+  bool conflict = false;
+  for (const Json& c : status["conditions"]) {
+    if (c["type"] == rollout::kConditionConflict) {
+      conflict = c["status"] == "True" && c["reason"] == "CanaryNameTaken";
+      EXPECT_THAT(c["message"].get<std::string>(), HasSubstr("web-booster"));
+      EXPECT_THAT(c["message"].get<std::string>(), HasSubstr("Rename or delete"));
+    }
+  }
+  EXPECT_TRUE(conflict) << status.dump();
+  bool warned = false;
+  for (const Json& e : api_.events()) {
+    warned |= e["type"] == "Warning" && e["reason"] == "CanaryNameTaken";
+  }
+  EXPECT_TRUE(warned);
+  EXPECT_EQ(api_.Get(kTargetPath), target);  // not a replica less, not an annotation more
+  EXPECT_EQ(api_.Get(kCanaryPath), users);
+  // Deleting the profile: the user's Deployment stays.
+  Json p = api_.Get(kProfilePath);
+  p["metadata"]["deletionTimestamp"] = "2027-01-01T00:00:00Z";
+  api_.Put(kProfilePath, p);
+  api_.Sync();
+  for (int i = 0; i < 5 && !api_.Get(kProfilePath).is_null(); ++i) {
+    ASSERT_TRUE(Reconcile().ok());
+    api_.Sync();
+  }
+  EXPECT_TRUE(api_.Get(kProfilePath).is_null());
+  EXPECT_EQ(api_.Get(kCanaryPath), users);
+  EXPECT_EQ(api_.Get(kTargetPath), target);
+  for (const HttpRequest& r : api_.requests()) {
+    EXPECT_FALSE(r.path.find(kCanaryPath) == 0 && r.method != "GET") << r.method << " " << r.path;
+  }
+}
+
+TEST_F(ReconcilerTest, ACanaryNameTakenBetweenTheReadAndTheCreateCostsTheTargetNoReplica) {
+  GivenProfileAndTarget(4);
+  ASSERT_TRUE(Reconcile().ok());  // enrolled
+  api_.SettleDeployments();
+  api_.Sync();
+  // The user creates a Deployment under the canary's name; the informers have not seen it
+  // when the next pass starts step 1.
+  api_.Put(kCanaryPath, UsersDeployment("web-booster"));
+  const Json users = api_.Get(kCanaryPath);
+  absl::StatusOr<kube::Result> r = Reconcile();
+  EXPECT_TRUE(absl::IsAborted(r.status())) << r.status();  // 409 on the create
+  EXPECT_EQ(PhaseOnServer(), Phase::kProgressing);
+  // The canary is created empty before the target gives up a replica: nothing was lost.
+  EXPECT_EQ(api_.Get(kTargetPath)["spec"]["replicas"], 4);
+  EXPECT_EQ(api_.Get(kCanaryPath), users);
+  api_.Sync();
+  DriveUntil([&] { return PhaseOnServer() == Phase::kRolledBack; });
+  EXPECT_EQ(api_.Get(kCanaryPath)["metadata"]["uid"], "users-uid");
+  EXPECT_EQ(api_.Get(kCanaryPath)["spec"], users["spec"]);
+  const Json target = api_.Get(kTargetPath);
+  EXPECT_EQ(target["spec"]["replicas"], 4);
+  EXPECT_FALSE(rollout::IsEnrolled(target["spec"]["template"]));
+  for (const HttpRequest& req : api_.requests()) {
+    if (req.method == "PATCH" && req.path.find(kTargetPath) == 0) {
+      for (const Json& op : Json::parse(req.body)) {
+        if (op["path"] == "/spec/replicas") {
+          EXPECT_GE(op["value"].get<int>(), 4) << req.body;
+        }
+      }
+    }
+  }
+}
+
+TEST_F(ReconcilerTest, AReplacedCanaryIsNeitherPatchedNorDeleted) {
+  GivenProfileAndTarget(4);
+  DriveUntil([&] { return PhaseOnServer() == Phase::kProgressing && !api_.Get(kCanaryPath).is_null(); });
+  // Our canary is deleted and a user's Deployment takes its name; the informers lag.
+  Json users = UsersDeployment("web-booster");
+  api_.Put(kCanaryPath, users);
+  users = api_.Get(kCanaryPath);
+  // An abort wants the canary deleted: the delete carries our canary's uid and is refused.
+  Json p = api_.Get(kProfilePath);
+  p["metadata"]["annotations"] = {{rollout::kAnnotationAbort, "now"}};
+  api_.Put(kProfilePath, p);
+  api_.profiles_.Replace({std::make_shared<const Json>(api_.Get(kProfilePath))});
+  absl::StatusOr<kube::Result> r = Reconcile();
+  EXPECT_TRUE(absl::IsAborted(r.status())) << r.status();
+  EXPECT_EQ(api_.Get(kCanaryPath), users);
+  // Once the informers catch up, the machine sees a Deployment that is not ours.
+  api_.Sync();
+  DriveUntil([&] { return PhaseOnServer() == Phase::kRolledBack; });
+  EXPECT_EQ(api_.Get(kCanaryPath)["metadata"]["uid"], "users-uid");
+  EXPECT_EQ(api_.Get(kCanaryPath)["spec"], users["spec"]);
+  EXPECT_EQ(api_.Get(kTargetPath)["spec"]["replicas"], 4);
+}
+
+TEST_F(ReconcilerTest, ASecondProfileOnTheSameDeploymentWaitsNamingTheHolder) {
+  GivenProfileAndTarget(4);
+  DriveUntil([&] { return PhaseOnServer() == Phase::kProgressing; });
+  const std::string second = "/apis/booster.dev/v1alpha1/namespaces/shop/boosterprofiles/web2";
+  Json p2 = Profile();
+  p2["metadata"]["name"] = "web2";
+  p2["metadata"]["uid"] = "profile2-uid";
+  api_.Put(second, p2);
+  api_.Sync();
+  const Json target = api_.Get(kTargetPath), canary = api_.Get(kCanaryPath);
+  api_.TakeLog();
+  for (int i = 0; i < 3; ++i) {
+    absl::StatusOr<kube::Result> r = reconciler_->Reconcile("shop/web2");
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_GT(r->requeue_after, absl::ZeroDuration());
+    api_.Sync();
+  }
+  for (const std::string& l : api_.TakeLog()) EXPECT_THAT(l, ::testing::Not(HasSubstr("deployments")));
+  EXPECT_EQ(api_.Get(kTargetPath), target);
+  EXPECT_EQ(api_.Get(kCanaryPath), canary);
+  const Json status = api_.Get(second)["status"];
+  EXPECT_EQ(status["phase"], "Pending");
+  EXPECT_EQ(status["lastTransition"]["reason"], "TargetHeld");
+  EXPECT_THAT(status["lastTransition"]["message"].get<std::string>(),
+              HasSubstr("held by BoosterProfile web (uid profile-uid)"));
+  int warnings = 0;
+  for (const Json& e : api_.events()) {
+    warnings += e["reason"] == "TargetHeld" && e["involvedObject"]["name"] == "web2";
+  }
+  EXPECT_EQ(warnings, 1);  // said once, not on every pass
+}
+
+TEST_F(ReconcilerTest, TheLoserOfAClaimRaceBacksOffWithoutWriting) {
+  api_.Put(kProfilePath, Profile());
+  api_.Put(kTargetPath, Target(4));
+  api_.SettleDeployments();
+  api_.Sync();
+  // Another profile claims the target after our informers last saw it.
+  Json t = api_.Get(kTargetPath);
+  t["metadata"]["annotations"] = {{rollout::kHolderAnnotation, "other"},
+                                  {rollout::kHolderUidAnnotation, "other-uid"}};
+  api_.Put(kTargetPath, t);
+  const Json claimed = api_.Get(kTargetPath);
+  absl::StatusOr<kube::Result> r = Reconcile();
+  EXPECT_TRUE(absl::IsAborted(r.status())) << r.status();  // the claim's test failed
+  EXPECT_EQ(api_.Get(kTargetPath), claimed);
+  api_.Sync();
+  ASSERT_TRUE(Reconcile().ok());
+  EXPECT_EQ(PhaseOnServer(), Phase::kPending);
+  EXPECT_EQ(api_.Get(kTargetPath), claimed);
 }
 
 TEST(ProfileKeysForTest, MapsEveryRelatedObjectToItsProfile) {

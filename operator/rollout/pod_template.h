@@ -39,6 +39,10 @@ inline constexpr char kTuningHashAnnotation[] = "booster.dev/tuning-hash";
 inline constexpr char kOriginalTemplateAnnotation[] = "booster.dev/original-template";
 inline constexpr char kBaselineTemplateAnnotation[] = "booster.dev/baseline-template";
 inline constexpr char kScaledToAnnotation[] = "booster.dev/scaled-to";
+// The profile that holds the target (one Deployment, one rollout): its name, and its uid,
+// which is what decides.
+inline constexpr char kHolderAnnotation[] = "booster.dev/holder";
+inline constexpr char kHolderUidAnnotation[] = "booster.dev/holder-uid";
 
 inline constexpr char kAgentContainer[] = "booster-agent";
 inline constexpr char kInstallContainer[] = "booster-install";

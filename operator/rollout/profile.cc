@@ -878,6 +878,7 @@ RolloutStatus ParseStatus(const Json& j) {
   s.canary_replicas = IntAt32(j, "canaryReplicas");
   s.canary_name = StringAt(j, "canaryName");
   s.target_uid = StringAt(j, "targetUID");
+  s.target_name = StringAt(j, "targetName");
   s.target_template_hash = StringAt(j, "targetTemplateHash");
   s.rollout_hash = StringAt(j, "rolloutHash");
   if (const Json* o = Field(j, "originalTemplate")) {
@@ -938,6 +939,7 @@ Json StatusToJson(const RolloutStatus& s) {
   j["canaryReplicas"] = s.canary_replicas;
   if (!s.canary_name.empty()) j["canaryName"] = s.canary_name;
   if (!s.target_uid.empty()) j["targetUID"] = s.target_uid;
+  if (!s.target_name.empty()) j["targetName"] = s.target_name;
   if (!s.target_template_hash.empty()) j["targetTemplateHash"] = s.target_template_hash;
   if (!s.rollout_hash.empty()) j["rolloutHash"] = s.rollout_hash;
   if (!s.original_template_annotation.empty() || !s.original_template_hash.empty()) {

@@ -183,6 +183,7 @@ struct RolloutStatus {
   int canary_replicas = 0;    // canary replicas the operator wants
   std::string canary_name;
   std::string target_uid;
+  std::string target_name;  // the Deployment this rollout enrolled (and may hold)
   std::string target_template_hash;
   std::string rollout_hash;
   std::string original_template_annotation;

@@ -68,12 +68,59 @@ bool Settled(const DeploymentView& d, int32_t want, absl::string_view marker) {
          (marker.empty() || TemplateMarker(d.pod_template) == marker);
 }
 
+// Every annotation Booster writes on a target Deployment.
+constexpr const char* kOurAnnotations[] = {kOriginalTemplateAnnotation, kBaselineTemplateAnnotation,
+                                           kScaledToAnnotation, kHolderAnnotation,
+                                           kHolderUidAnnotation};
+
+std::string AnnotationOf(const DeploymentView& d, const char* key) {
+  auto it = d.annotations.find(key);
+  return it == d.annotations.end() ? "" : it->second;
+}
+
+bool HasAnyOf(const DeploymentView& d) {
+  for (const char* key : kOurAnnotations) {
+    if (d.annotations.count(key) > 0) return true;
+  }
+  return false;
+}
+
+// "BoosterProfile other", "ReplicaSet x", or "no owner".
+std::string OwnerText(const DeploymentView& d) {
+  for (const OwnerRef& o : d.owners) {
+    if (o.controller) return absl::StrCat(o.kind, " ", o.name);
+  }
+  if (!d.owners.empty()) return absl::StrCat(d.owners[0].kind, " ", d.owners[0].name);
+  return "no owner";
+}
+
+bool OwnedByProfileKind(const DeploymentView& d) {
+  for (const OwnerRef& o : d.owners) {
+    if (o.kind == kKind) return true;
+  }
+  return false;
+}
+
 // Builds JSON Patches for the target. Every patch starts with a test of the uid, so a
 // target deleted and re-created under the same name is never patched by mistake.
 class TargetPatch {
  public:
   explicit TargetPatch(const DeploymentView& target) : target_(target) {
     ops_.push_back({{"op", "test"}, {"path", "/metadata/uid"}, {"value", target.uid}});
+  }
+  // Records `meta` as the holder. Unless it already holds the target, the patch also tests
+  // the resourceVersion observed: of two profiles claiming at once, the second one's test
+  // fails (422) and its next reconcile sees the first one's claim.
+  TargetPatch& Claim(const ProfileMeta& meta) {
+    auto it = target_.annotations.find(kHolderUidAnnotation);
+    const bool mine = it != target_.annotations.end() && it->second == meta.uid;
+    if (!mine && !target_.resource_version.empty()) {
+      ops_.push_back({{"op", "test"},
+                      {"path", "/metadata/resourceVersion"},
+                      {"value", target_.resource_version}});
+    }
+    SetAnnotation(kHolderAnnotation, meta.name);
+    return SetAnnotation(kHolderUidAnnotation, meta.uid);
   }
   TargetPatch& Template(const Json& tmpl) {
     ops_.push_back({{"op", "replace"}, {"path", "/spec/template"}, {"value", tmpl}});
@@ -91,10 +138,8 @@ class TargetPatch {
   // Removes every Booster annotation; drops the map when nothing else is in it, so an
   // unenrolled Deployment looks exactly as before.
   TargetPatch& RemoveOurAnnotations() {
-    static constexpr const char* kOurs[] = {kOriginalTemplateAnnotation,
-                                            kBaselineTemplateAnnotation, kScaledToAnnotation};
     size_t ours = 0;
-    for (const char* key : kOurs) ours += target_.annotations.count(key);
+    for (const char* key : kOurAnnotations) ours += target_.annotations.count(key);
     if (ours == 0) return *this;
     const Json* all = nullptr;
     Json::json_pointer ap("/metadata/annotations");
@@ -103,7 +148,7 @@ class TargetPatch {
       ops_.push_back({{"op", "remove"}, {"path", "/metadata/annotations"}});
       return *this;
     }
-    for (const char* key : kOurs) RemoveAnnotation(key);
+    for (const char* key : kOurAnnotations) RemoveAnnotation(key);
     return *this;
   }
   TargetPatch& SetAnnotation(absl::string_view key, const std::string& value) {
@@ -173,6 +218,26 @@ class Machine {
   }
 
   void Finalize();
+  // Ownership (docs/rollout.md). The holder of a Deployment is the profile whose uid its
+  // kHolderUidAnnotation carries; a canary is ours when an owner reference names our uid.
+  bool HeldByMe(const DeploymentView& d) const {
+    return d.exists && AnnotationOf(d, kHolderUidAnnotation) == p_.meta.uid;
+  }
+  bool HeldByOther(const DeploymentView& d) const {
+    const std::string holder = AnnotationOf(d, kHolderUidAnnotation);
+    return d.exists && !holder.empty() && holder != p_.meta.uid;
+  }
+  bool OwnsCanary() const;
+  bool ForeignCanary() const { return canary().exists && !OwnsCanary(); }
+  // Stands back from what another owns; true when the phase's handler must not run.
+  bool CheckOwnership();
+  // Sets the Conflict condition; true when it is new (so the caller announces it).
+  bool ReportConflict(absl::string_view reason, const std::string& message);
+  bool ReleasePreviousTarget();
+  // Writes back the pre-Booster template of `t` (a Deployment this profile holds), gives
+  // it all replicas of a rollout in flight and removes Booster's annotations. False when
+  // there is nothing left to do.
+  bool Unenroll(const DeploymentView& t, const std::string& why);
   void HandleInvalidSpec();
   bool CheckTarget();
   void MaybeRestart();
@@ -194,7 +259,7 @@ class Machine {
                                                          : s_.restore_template;
   }
   std::optional<Json> StartBaseline() const;
-  bool HasOurAnnotations() const;
+  bool HasOurAnnotations() const { return HasAnyOf(target()); }
   bool TargetEdited();
   bool SpecChangedInFlight();
   void FollowExternalScale();
@@ -204,7 +269,8 @@ class Machine {
                ? spec().rollout.steps[step - 1]
                : 0;
   }
-  std::optional<Json> SavedOriginal() const;
+  std::optional<Json> SavedOriginal() const { return SavedOriginalOf(target()); }
+  static std::optional<Json> SavedOriginalOf(const DeploymentView& d);
   std::optional<Json> ResolveOriginal();
   std::optional<int32_t> ScaledTo() const;
   void Push(Action a) { actions_.push_back(std::move(a)); }
@@ -261,16 +327,168 @@ std::optional<Json> Machine::StartBaseline() const {
   return baseline;
 }
 
-bool Machine::HasOurAnnotations() const {
-  const auto& a = target().annotations;
-  return a.count(kOriginalTemplateAnnotation) > 0 || a.count(kBaselineTemplateAnnotation) > 0 ||
-         a.count(kScaledToAnnotation) > 0;
+std::optional<Json> Machine::SavedOriginalOf(const DeploymentView& d) {
+  auto it = d.annotations.find(kOriginalTemplateAnnotation);
+  if (it == d.annotations.end()) return std::nullopt;
+  return ParseObject(it->second);
 }
 
-std::optional<Json> Machine::SavedOriginal() const {
-  auto it = target().annotations.find(kOriginalTemplateAnnotation);
-  if (it == target().annotations.end()) return std::nullopt;
-  return ParseObject(it->second);
+bool Machine::OwnsCanary() const {
+  if (!canary().exists || p_.meta.uid.empty()) return false;
+  for (const OwnerRef& o : canary().owners) {
+    if (o.uid == p_.meta.uid) return true;
+  }
+  return false;
+}
+
+bool Machine::ReportConflict(absl::string_view reason, const std::string& message) {
+  const Condition* c = FindCondition(s_.conditions, kConditionConflict);
+  const bool fresh =
+      c == nullptr || c->status != "True" || c->reason != reason || c->message != message;
+  SetCond(kConditionConflict, true, reason, message);
+  return fresh;
+}
+
+// One Deployment, one rollout; and nothing that is not ours is ever written or deleted.
+bool Machine::CheckOwnership() {
+  const DeploymentView& t = target();
+  if (HeldByOther(t)) {
+    const std::string holder = AnnotationOf(t, kHolderAnnotation);
+    const std::string msg = absl::StrCat(
+        "Deployment ", t.name, " is held by BoosterProfile ", holder, " (uid ",
+        AnnotationOf(t, kHolderUidAnnotation),
+        "): one Deployment, one rollout. This profile changes nothing and starts by itself "
+        "once ",
+        holder, " is deleted, targets another Deployment or rolls back");
+    const bool fresh = ReportConflict("TargetHeld", msg);
+    PushDeleteCanary();  // only ever one of ours
+    switch (s_.phase) {
+      case Phase::kPending:
+        // Recorded as a transition (Pending -> Pending) so `kubectl get bp -o wide` shows
+        // the reason; once, not on every pass.
+        if (fresh || !s_.last_transition || s_.last_transition->reason != "TargetHeld") {
+          To(Phase::kPending, "TargetHeld", msg, /*warning=*/true);
+        }
+        Requeue(kWaitForTarget);
+        break;
+      case Phase::kEnrolling:
+        // Lost the race to claim it (our enrollment patch failed its test): back off.
+        s_.target_uid.clear();
+        s_.target_name.clear();
+        To(Phase::kPending, "TargetHeld", msg, /*warning=*/true);
+        break;
+      case Phase::kProgressing:
+      case Phase::kPaused:
+      case Phase::kPromoting:
+      case Phase::kRollingBack:
+        // Only a hand-edited annotation gets here: the target is left to its holder.
+        s_.canary_replicas = 0;
+        s_.canary_weight = 0;
+        To(Phase::kFailed, "TargetHeld", msg, /*warning=*/true);
+        break;
+      case Phase::kPromoted:
+      case Phase::kRolledBack:
+      case Phase::kFailed:
+        if (fresh) Event(true, "TargetHeld", msg);
+        break;
+    }
+    return true;
+  }
+  if (ForeignCanary()) {
+    const DeploymentView& c = canary();
+    const std::string msg = absl::StrCat(
+        "Deployment ", c.name, ", the name of this profile's canary, exists and was not created "
+        "by this profile (owner: ", OwnerText(c),
+        "); Booster never changes or deletes it. Rename or delete that Deployment and the "
+        "rollout starts by itself");
+    const bool fresh = ReportConflict("CanaryNameTaken", msg);
+    switch (s_.phase) {
+      case Phase::kPending:
+        // Another profile's canary on its way out (that profile let go) is waited for.
+        if (c.deleting || OwnedByProfileKind(c)) {
+          if (fresh) Event(true, "CanaryNameTaken", msg);
+          Requeue(kWaitForPods);
+        } else {
+          To(Phase::kFailed, "CanaryNameTaken", msg + "; nothing was changed", /*warning=*/true);
+        }
+        return true;
+      case Phase::kEnrolling:
+      case Phase::kProgressing:
+      case Phase::kPaused:
+      case Phase::kPromoting:
+        StartRollback("CanaryNameTaken", msg + "; the target is restored", StartTemplate());
+        return true;
+      case Phase::kRollingBack:
+        return false;  // restoring the target needs no canary
+      case Phase::kPromoted:
+      case Phase::kRolledBack:
+      case Phase::kFailed:
+        if (fresh) Event(true, "CanaryNameTaken", msg);
+        return false;
+    }
+    return true;
+  }
+  const Condition* c = FindCondition(s_.conditions, kConditionConflict);
+  if (c != nullptr && c->status == "True") SetCond(kConditionConflict, false, "Resolved", "");
+  return false;
+}
+
+// spec.targetRef names another Deployment than the one this profile enrolled: let go of
+// the old one exactly as a deletion would, then start over on the new one.
+bool Machine::ReleasePreviousTarget() {
+  if (s_.target_name.empty() || s_.target_name == spec().target_ref.name) return false;
+  const std::string why = absl::StrCat("spec.targetRef now names ", spec().target_ref.name,
+                                       "; Deployment ", s_.target_name, " is given back first");
+  bool pending = false;
+  if (OwnsCanary()) {  // the canary observed under status.canaryName: the old target's
+    PushDeleteCanary();
+    pending = true;
+  }
+  const DeploymentView& old = obs_.previous_target;
+  if (HeldByMe(old) && old.uid == s_.target_uid) pending |= Unenroll(old, why);
+  if (pending) {
+    Event(false, "ReleasingTarget", why);
+    Requeue(kWaitForPods);
+    return true;
+  }
+  s_.target_name.clear();
+  s_.target_uid.clear();
+  s_.canary_name.clear();
+  s_.current_step = 0;
+  s_.canary_weight = 0;
+  s_.canary_replicas = 0;
+  s_.extensions = 0;
+  s_.restore_template = RestoreTemplate::kNone;
+  s_.original_template_hash.clear();
+  s_.target_template_hash.clear();
+  s_.rollout_hash.clear();
+  To(Phase::kPending, "TargetChanged",
+     absl::StrCat("Deployment ", old.exists ? old.name : std::string("(gone)"),
+                  " is given back; starting on ", spec().target_ref.name));
+  return true;
+}
+
+bool Machine::Unenroll(const DeploymentView& t, const std::string& why) {
+  const bool enrolled = IsEnrolled(t.pod_template);
+  if (!enrolled && !HasAnyOf(t)) return false;
+  TargetPatch patch(t);
+  if (enrolled) {
+    std::optional<Json> saved = SavedOriginalOf(t);
+    patch.Template(saved ? *saved : StripEnrollment(t.pod_template, opts_));
+  }
+  // Mid-rollout the target holds only part of N; give it all back.
+  if (InFlight(s_.phase) && s_.total_replicas > 0 && t.spec_replicas != s_.total_replicas) {
+    patch.RawReplicas(s_.total_replicas);
+  }
+  patch.RemoveOurAnnotations();
+  Action a;
+  a.type = ActionType::kRestoreTemplate;
+  a.name = t.name;
+  a.replicas = InFlight(s_.phase) ? s_.total_replicas : -1;
+  a.body = patch.Build();
+  a.message = why;
+  Push(std::move(a));
+  return true;
 }
 
 // The target's pre-Booster template. Candidates: the saved annotation, the current
@@ -413,37 +631,19 @@ void Machine::Finalize() {
   SetCond(kConditionReady, false, "Finalizing",
           "the profile is being deleted; restoring the target");
   bool done = true;
-  if (canary().exists) {
+  if (OwnsCanary()) {
     PushDeleteCanary();
     done = false;
   }
+  // Only a target this profile holds is given back; one held by another profile (or by
+  // none: this profile never enrolled it) is left alone.
   const DeploymentView& t = target();
-  bool ours = t.exists && (s_.target_uid.empty() || t.uid == s_.target_uid);
-  if (ours) {
-    bool enrolled = IsEnrolled(t.pod_template);
-    bool marked = t.annotations.count(kOriginalTemplateAnnotation) > 0 ||
-                  t.annotations.count(kBaselineTemplateAnnotation) > 0 ||
-                  t.annotations.count(kScaledToAnnotation) > 0;
-    if (enrolled || marked) {
-      TargetPatch patch(t);
-      if (enrolled) {
-        std::optional<Json> saved = SavedOriginal();
-        patch.Template(saved ? *saved : StripEnrollment(t.pod_template, opts_));
-      }
-      // Mid-rollout the target holds only part of N; give it all back.
-      if (InFlight(s_.phase) && s_.total_replicas > 0 && t.spec_replicas != s_.total_replicas) {
-        patch.RawReplicas(s_.total_replicas);
-      }
-      patch.RemoveOurAnnotations();
-      Action a;
-      a.type = ActionType::kRestoreTemplate;
-      a.name = t.name;
-      a.replicas = InFlight(s_.phase) ? s_.total_replicas : -1;
-      a.body = patch.Build();
-      a.message = "unenroll: the original pod template is written back";
-      Push(std::move(a));
-      done = false;
-    }
+  if (HeldByMe(t) && Unenroll(t, "unenroll: the original pod template is written back")) {
+    done = false;
+  }
+  const DeploymentView& old = obs_.previous_target;
+  if (HeldByMe(old) && Unenroll(old, "unenroll: the original pod template is written back")) {
+    done = false;
   }
   if (done && HasFinalizer()) {
     Action a;
@@ -516,6 +716,11 @@ void Machine::MaybeRestart() {
     reason = "SpecChanged";
     message = "the tuning or the steps changed; a new rollout starts";
   } else if (s_.phase == Phase::kFailed && s_.last_transition &&
+             ((s_.last_transition->reason == "TargetHeld" && !HeldByOther(target())) ||
+              (s_.last_transition->reason == "CanaryNameTaken" && !ForeignCanary()))) {
+    reason = "ConflictResolved";
+    message = "the object in the way is gone; a new rollout starts";
+  } else if (s_.phase == Phase::kFailed && s_.last_transition &&
              (s_.last_transition->reason == "InvalidSpec" ||
               (s_.last_transition->reason == "TargetDeleted" && target().exists) ||
               (s_.last_transition->reason == "TemplateMismatch" && hash != s_.rollout_hash))) {
@@ -543,6 +748,7 @@ void Machine::Pending() {
   }
   const DeploymentView& t = target();
   s_.target_uid = t.uid;
+  s_.target_name = t.name;
   s_.original_template_hash.clear();
   if (!ResolveOriginal()) return;
   s_.rollout_hash = RolloutHash(spec());
@@ -588,7 +794,8 @@ void Machine::Enrolling() {
   }
   std::optional<Json> saved = SavedOriginal();
   const bool annotation_ok = saved && TemplateHash(*saved) == s_.original_template_hash;
-  if (IsEnrolled(t.pod_template) && annotation_ok && Settled(t, t.spec_replicas, "")) {
+  if (IsEnrolled(t.pod_template) && annotation_ok && HeldByMe(t) &&
+      Settled(t, t.spec_replicas, "")) {
     s_.target_template_hash = TemplateHash(t.pod_template);
     s_.total_replicas = t.spec_replicas;
     s_.stable_replicas = t.spec_replicas;
@@ -793,8 +1000,8 @@ void Machine::Promoting() {
   const int32_t n = s_.total_replicas;
   const int32_t h = s_.stable_replicas;
   const bool canary_settled = s_.canary_replicas == 0
-                                  ? (!canary().exists || canary().spec_replicas == 0)
-                                  : canary().exists && canary().spec_replicas == s_.canary_replicas;
+                                  ? (!OwnsCanary() || canary().spec_replicas == 0)
+                                  : OwnsCanary() && canary().spec_replicas == s_.canary_replicas;
   if (Settled(target(), h, marker) && canary_settled) {
     if (h >= n) {
       s_.target_template_hash = TemplateHash(target().pod_template);
@@ -834,7 +1041,7 @@ void Machine::RollingBack() {
     std::optional<Json> baseline = StartBaseline();
     template_done = !baseline || TemplateMarker(t.pod_template) == TemplateMarker(*baseline);
   }
-  if (!canary().exists && template_done && Settled(t, s_.total_replicas, "")) {
+  if (!OwnsCanary() && template_done && Settled(t, s_.total_replicas, "")) {
     // Only a template this rollback wrote becomes the operator's own; after a
     // TargetModified rollback the user's edit must keep looking like an edit, so the next
     // rollout re-derives the original from it.
@@ -867,20 +1074,35 @@ void Machine::PushScaleTarget(int32_t n) {
   Push(std::move(a));
 }
 
+// Creates the canary, or patches ours (after a test of its uid). A Deployment of that name
+// that is not ours is never written.
 void Machine::PushCanary(const Json& tmpl, int32_t n) {
+  if (ForeignCanary()) return;
   Action a;
-  a.type = ActionType::kCreateOrScaleCanary;
   a.name = s_.canary_name;
   a.replicas = n;
-  a.body = CanaryDeployment(p_.meta, target(), tmpl, n);
-  a.body["metadata"]["name"] = s_.canary_name;
+  if (!canary().exists) {
+    a.type = ActionType::kCreateCanary;
+    a.body = CanaryDeployment(p_.meta, target(), tmpl, n);
+    a.body["metadata"]["name"] = s_.canary_name;
+  } else {
+    a.type = ActionType::kPatchCanary;
+    a.name = canary().name;
+    a.uid = canary().uid;
+    a.body = Json::array({{{"op", "test"}, {"path", "/metadata/uid"}, {"value", canary().uid}},
+                          {{"op", "add"}, {"path", "/spec/replicas"}, {"value", n}},
+                          {{"op", "replace"}, {"path", "/spec/template"}, {"value", tmpl}}});
+  }
   Push(std::move(a));
 }
 
+// Deletes the canary if it is ours, on the precondition of its uid.
 void Machine::PushDeleteCanary() {
+  if (!OwnsCanary()) return;
   Action a;
   a.type = ActionType::kDeleteCanary;
-  a.name = canary().exists ? canary().name : s_.canary_name;
+  a.name = canary().name;
+  a.uid = canary().uid;
   Push(std::move(a));
 }
 
@@ -899,6 +1121,7 @@ void Machine::Converge() {
     (n < t.spec_replicas ? lower : raise).push_back(std::move(a));
   };
   auto apply_canary = [&](const Json& tmpl, int32_t n) {
+    if (ForeignCanary()) return;  // never ours to write
     if (c.exists && c.spec_replicas == n &&
         TemplateMarker(c.pod_template) == TemplateMarker(tmpl)) {
       return;
@@ -916,10 +1139,11 @@ void Machine::Converge() {
       std::optional<Json> orig = ResolveOriginal();
       std::optional<Json> saved = SavedOriginal();
       const bool annotation_ok = saved && TemplateHash(*saved) == s_.original_template_hash;
-      if (IsEnrolled(t.pod_template) && annotation_ok) break;
+      if (IsEnrolled(t.pod_template) && annotation_ok && HeldByMe(t)) break;
       absl::StatusOr<Json> enrolled = EnrolledTemplate(*orig, Ctx(), opts_);
       if (!enrolled.ok()) break;
       TargetPatch patch(t);
+      patch.Claim(p_.meta);
       if (!IsEnrolled(t.pod_template)) patch.Template(*enrolled);
       patch.SetAnnotation(kOriginalTemplateAnnotation, orig->dump());
       Action a;
@@ -932,13 +1156,19 @@ void Machine::Converge() {
     case Phase::kProgressing:
     case Phase::kPaused: {
       if (s_.current_step == 0) {
-        if (c.exists) PushDeleteCanary();
+        PushDeleteCanary();
         break;
       }
       std::optional<Json> orig = SavedOriginal();
       if (!orig) break;
       absl::StatusOr<Json> tmpl = TunedTemplate(*orig, spec().tuning, kArmCanary, Ctx(), opts_);
       if (!tmpl.ok()) break;
+      if (!c.exists) {
+        // Created empty first: if the name is taken meanwhile the create fails and the
+        // target has not given up a replica for a canary that cannot be.
+        apply_canary(*tmpl, 0);
+        break;
+      }
       scale_target(s_.stable_replicas);
       apply_canary(*tmpl, s_.canary_replicas);
       break;
@@ -963,18 +1193,18 @@ void Machine::Converge() {
       } else {
         scale_target(s_.stable_replicas);
       }
-      if (c.exists && c.spec_replicas != s_.canary_replicas) {
+      if (OwnsCanary() && c.spec_replicas != s_.canary_replicas) {
         // Only the count changes: the canary keeps the template it was judged with.
         Json tmpl = c.pod_template;
         apply_canary(tmpl, s_.canary_replicas);
       } else if (!c.exists && s_.canary_replicas > 0) {
         absl::StatusOr<Json> tmpl = TunedTemplate(*orig, spec().tuning, kArmCanary, Ctx(), opts_);
-        if (tmpl.ok()) apply_canary(*tmpl, s_.canary_replicas);
+        if (tmpl.ok()) apply_canary(*tmpl, 0);  // empty first, as in Progressing
       }
       break;
     }
     case Phase::kRollingBack: {
-      if (c.exists) PushDeleteCanary();
+      PushDeleteCanary();
       if (s_.restore_template == RestoreTemplate::kOriginal) {
         // Unenroll exactly: the saved original verbatim (the Deployment controller then
         // reuses the old ReplicaSet, same pod-template-hash), N replicas, and none of
@@ -1016,7 +1246,7 @@ void Machine::Converge() {
     case Phase::kPromoted:
     case Phase::kRolledBack:
     case Phase::kFailed:
-      if (c.exists) PushDeleteCanary();
+      PushDeleteCanary();
       break;
   }
   for (Action& a : lower) Push(std::move(a));
@@ -1070,9 +1300,11 @@ Plan Machine::Run() {
       HandleInvalidSpec();
     } else {
       SetCond(kConditionInvalidSpec, false, "Valid", "");
-      MaybeRestart();
-      if (!transitioned_ && CheckTarget()) {
-        switch (s_.phase) {
+      const bool releasing = ReleasePreviousTarget();
+      if (!releasing) MaybeRestart();
+      if (!releasing && !transitioned_ && CheckTarget()) {
+        if (!CheckOwnership() && !transitioned_) {
+          switch (s_.phase) {
           case Phase::kPending:
             Pending();
             break;
@@ -1095,8 +1327,12 @@ Plan Machine::Run() {
           case Phase::kRolledBack:
           case Phase::kFailed:
             break;
+          }
         }
-        if (target().exists && (s_.target_uid.empty() || target().uid == s_.target_uid)) {
+        // A target held by another profile is never written; a canary that is not ours is
+        // never written either (PushCanary and PushDeleteCanary check it).
+        if (target().exists && !HeldByOther(target()) &&
+            (s_.target_uid.empty() || target().uid == s_.target_uid)) {
           Converge();
         }
       }
@@ -1127,6 +1363,17 @@ DeploymentView ObserveDeployment(const Json& d) {
   v.object = d;
   v.name = StringAt(d, "/metadata/name");
   v.uid = StringAt(d, "/metadata/uid");
+  v.resource_version = StringAt(d, "/metadata/resourceVersion");
+  v.deleting = !StringAt(d, "/metadata/deletionTimestamp").empty();
+  Json::json_pointer op("/metadata/ownerReferences");
+  if (d.contains(op) && d.at(op).is_array()) {
+    for (const Json& o : d.at(op)) {
+      if (!o.is_object()) continue;
+      v.owners.push_back(OwnerRef{StringAt(o, "/kind"), StringAt(o, "/name"), StringAt(o, "/uid"),
+                                  o.contains("controller") && o["controller"].is_boolean() &&
+                                      o["controller"].get<bool>()});
+    }
+  }
   v.generation = Int64At(d, "/metadata/generation");
   v.observed_generation = Int64At(d, "/status/observedGeneration");
   // The API server defaults spec.replicas to 1; an object without it is from a test.
@@ -1157,8 +1404,10 @@ absl::string_view ActionTypeName(ActionType type) {
       return "EnrollTarget";
     case ActionType::kScaleTarget:
       return "ScaleTarget";
-    case ActionType::kCreateOrScaleCanary:
-      return "CreateOrScaleCanary";
+    case ActionType::kCreateCanary:
+      return "CreateCanary";
+    case ActionType::kPatchCanary:
+      return "PatchCanary";
     case ActionType::kPromoteTemplate:
       return "PromoteTemplate";
     case ActionType::kRestoreTemplate:

@@ -16,6 +16,14 @@
 // Replica arithmetic (docs/rollout.md): at weight w the canary has ceil(N*w/100) pods and
 // the target N minus that; actions that lower a count come before those that raise one,
 // so executing them in order never has more than N pods requested in total.
+//
+// Ownership (docs/rollout.md, "Ownership"): the machine writes only what it owns. A
+// target is held by one profile at a time, recorded on the Deployment itself
+// (kHolderUidAnnotation, claimed by the enrollment patch with a resourceVersion test, so
+// every operator replica and every restart agrees on the holder); a canary is this
+// profile's only if it carries an owner reference to the profile's uid. Every write of
+// either is guarded by a test of the object's uid, so an object replaced between the
+// observation and the write is never touched.
 #ifndef BOOSTER_OPERATOR_ROLLOUT_STATE_MACHINE_H_
 #define BOOSTER_OPERATOR_ROLLOUT_STATE_MACHINE_H_
 
@@ -34,10 +42,20 @@
 namespace booster::rollout {
 
 // What the machine needs to know about a Deployment (target or canary).
-struct DeploymentView {
-  bool exists = false;
+struct OwnerRef {
+  std::string kind;
   std::string name;
   std::string uid;
+  bool controller = false;
+};
+
+struct DeploymentView {
+  bool exists = false;
+  bool deleting = false;  // metadata.deletionTimestamp is set
+  std::string name;
+  std::string uid;
+  std::string resource_version;
+  std::vector<OwnerRef> owners;  // metadata.ownerReferences
   int64_t generation = 0;
   int64_t observed_generation = 0;
   int32_t spec_replicas = 0;
@@ -59,17 +77,21 @@ struct Observations {
   DeploymentView canary;
   // Name of a HorizontalPodAutoscaler whose scaleTargetRef is the target, or "".
   std::string hpa_name;
+  // The Deployment status.targetName names when spec.targetRef now names another one:
+  // the profile lets go of it before it starts on the new target.
+  DeploymentView previous_target;
 };
 
 enum class ActionType {
   kAddFinalizer,         // add kFinalizer to the profile (merge patch on metadata)
   kRemoveFinalizer,      // remove it (the profile then goes away)
-  kEnrollTarget,         // JSON Patch `body` on the target
+  kEnrollTarget,         // JSON Patch `body` on the target (claims it, see Ownership)
   kScaleTarget,          // JSON Patch `body` on the target (replicas + scaled-to)
-  kCreateOrScaleCanary,  // server-side apply of the Deployment in `body`
+  kCreateCanary,         // create the Deployment in `body` (fails if the name is taken)
+  kPatchCanary,          // JSON Patch `body` on the canary (tests its uid first)
   kPromoteTemplate,      // JSON Patch `body` on the target
   kRestoreTemplate,      // JSON Patch `body` on the target
-  kDeleteCanary,         // delete Deployment `name` (foreground is not needed)
+  kDeleteCanary,         // delete Deployment `name` with precondition uid `uid`
   kRecordEvent,          // Event on the profile: event_type, reason, message
   kRequeueAfter,         // reconcile again after `delay` (at most one, always last)
 };
@@ -79,6 +101,7 @@ absl::string_view ActionTypeName(ActionType type);
 struct Action {
   ActionType type = ActionType::kRequeueAfter;
   std::string name;        // the Deployment the action is about
+  std::string uid;         // its uid, a precondition of kDeleteCanary
   int32_t replicas = -1;   // replicas the action sets, -1 = unchanged
   Json body;               // JSON Patch (RFC 6902) for the target, or the canary manifest
   std::string event_type;  // "Normal" / "Warning"
@@ -117,6 +140,10 @@ inline constexpr char kConditionInvalidSpec[] = "InvalidSpec";
 inline constexpr char kConditionTargetFound[] = "TargetFound";
 inline constexpr char kConditionTargetModified[] = "TargetModified";
 inline constexpr char kConditionHpaDetected[] = "HPADetected";
+// True while the profile stands back from an object it does not own: its target is held
+// by another profile (reason TargetHeld) or its canary's name is taken by a Deployment it
+// did not create (reason CanaryNameTaken).
+inline constexpr char kConditionConflict[] = "Conflict";
 
 }  // namespace booster::rollout
 

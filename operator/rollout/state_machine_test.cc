@@ -50,7 +50,11 @@ class Sim {
     target_ = {{"apiVersion", "apps/v1"},
                {"kind", "Deployment"},
                {"metadata",
-                {{"name", "web"}, {"namespace", "shop"}, {"uid", "target-uid"}, {"generation", 1}}},
+                {{"name", "web"},
+                 {"namespace", "shop"},
+                 {"uid", "target-uid"},
+                 {"generation", 1},
+                 {"resourceVersion", "1"}}},
                {"spec",
                 {{"replicas", replicas},
                  {"selector", {{"matchLabels", {{"app", "web"}}}}},
@@ -63,8 +67,10 @@ class Sim {
   Json& target() { return target_; }
   const Json& target() const { return target_; }
   Json& canary() { return canary_; }
+  const Json& canary() const { return canary_; }
   std::string& hpa() { return hpa_; }
   absl::Time& now() { return now_; }
+  absl::Time time() const { return now_; }
   bool profile_gone() const { return gone_; }
   const std::vector<Action>& events() const { return events_; }
   RolloutStatus status() const { return ParseProfile(profile_)->status; }
@@ -123,6 +129,7 @@ class Sim {
       case ActionType::kPromoteTemplate:
       case ActionType::kRestoreTemplate: {
         ASSERT_TRUE(a.body.is_array()) << DescribeAction(a);
+        ASSERT_FALSE(target_.is_null()) << DescribeAction(a);
         Json before = target_;
         try {
           target_ = target_.patch(a.body);
@@ -130,27 +137,36 @@ class Sim {
           FAIL() << DescribeAction(a) << ": " << e.what() << "\n" << a.body.dump();
         }
         if (before["spec"] != target_["spec"]) Bump(target_);
+        NewVersion(target_);
         break;
       }
-      case ActionType::kCreateOrScaleCanary: {
+      case ActionType::kCreateCanary: {
+        ASSERT_TRUE(canary_.is_null()) << "the canary's name is taken";
         EXPECT_EQ(a.body["metadata"]["ownerReferences"][0]["uid"], "profile-uid");
-        if (canary_.is_null()) {
-          canary_ = a.body;
-          canary_["metadata"]["uid"] = "canary-uid";
-          canary_["metadata"]["generation"] = 1;
-          canary_["status"] = Json::object();
-        } else {
-          Json before = canary_["spec"];
-          canary_["metadata"] = a.body["metadata"];
-          canary_["metadata"]["uid"] = "canary-uid";
-          canary_["metadata"]["generation"] = before == a.body["spec"]
-                                                  ? canary_["metadata"].value("generation", 1)
-                                                  : canary_["metadata"].value("generation", 1) + 1;
-          canary_["spec"] = a.body["spec"];
+        canary_ = a.body;
+        canary_["metadata"]["uid"] = "canary-uid";
+        canary_["metadata"]["generation"] = 1;
+        canary_["status"] = Json::object();
+        NewVersion(canary_);
+        break;
+      }
+      case ActionType::kPatchCanary: {
+        ASSERT_FALSE(canary_.is_null()) << DescribeAction(a);
+        EXPECT_EQ(canary_["metadata"]["ownerReferences"][0]["uid"], "profile-uid");
+        Json before = canary_;
+        try {
+          canary_ = canary_.patch(a.body);
+        } catch (const Json::exception& e) {
+          FAIL() << DescribeAction(a) << ": " << e.what() << "\n" << a.body.dump();
         }
+        if (before["spec"] != canary_["spec"]) Bump(canary_);
+        NewVersion(canary_);
         break;
       }
       case ActionType::kDeleteCanary:
+        ASSERT_FALSE(canary_.is_null()) << DescribeAction(a);
+        EXPECT_EQ(a.uid, canary_["metadata"]["uid"]);
+        EXPECT_EQ(canary_["metadata"]["ownerReferences"][0]["uid"], "profile-uid");
         canary_ = nullptr;
         break;
       case ActionType::kRecordEvent:
@@ -194,6 +210,8 @@ class Sim {
   static void Bump(Json& d) {
     d["metadata"]["generation"] = d["metadata"]["generation"].get<int64_t>() + 1;
   }
+  void NewVersion(Json& d) { d["metadata"]["resourceVersion"] = absl::StrCat(++rv_); }
+  int rv_ = 1000;
 
   int32_t n_;
   Json profile_;
@@ -246,6 +264,24 @@ Json Promoted(const Sim& sim) {
   EnrollContext ctx{"shop", "web-profile", {}};
   (void)sim;
   return *TunedTemplate(OriginalTemplate(), spec->tuning, kArmPromoted, ctx, MutationOptions{});
+}
+
+// A Deployment a user created under the canary's name: not owned by any profile.
+Json ForeignDeployment(const std::string& uid = "user-uid") {
+  Json d = {{"apiVersion", "apps/v1"},
+            {"kind", "Deployment"},
+            {"metadata",
+             {{"name", "web-booster"},
+              {"namespace", "shop"},
+              {"uid", uid},
+              {"generation", 1},
+              {"resourceVersion", "7"}}},
+            {"spec",
+             {{"replicas", 2},
+              {"selector", {{"matchLabels", {{"app", "users-own"}}}}},
+              {"template", {{"metadata", {{"labels", {{"app", "users-own"}}}}}}}}}};
+  Sim::Settle(d);
+  return d;
 }
 
 // --- the happy path, step by step ----------------------------------------------------------
@@ -534,6 +570,11 @@ TEST(ReconcileTest, PausedProfileEnrollsButStartsNoCanary) {
   sim.EditSpec([](Json& s) { s["rollout"]["paused"] = false; });
   sim.Step(verdicts);
   EXPECT_EQ(sim.phase(), Phase::kProgressing);
+  // The canary is created empty; the next pass moves a replica over.
+  EXPECT_FALSE(sim.canary().is_null());
+  EXPECT_EQ(sim.CanaryReplicas(), 0);
+  EXPECT_EQ(sim.TargetReplicas(), 6);
+  sim.Step(verdicts);
   EXPECT_EQ(sim.CanaryReplicas(), 1);
   EXPECT_EQ(sim.TargetReplicas(), 5);
 }
@@ -739,7 +780,8 @@ TEST(ReconcileTest, HpaFollowResplitsTheNewTotal) {
   // Settled: the next reconcile changes nothing (no fight with the HPA).
   Plan quiet = sim.Plan1(verdicts);
   EXPECT_FALSE(Has(quiet, ActionType::kScaleTarget));
-  EXPECT_FALSE(Has(quiet, ActionType::kCreateOrScaleCanary));
+  EXPECT_FALSE(Has(quiet, ActionType::kCreateCanary));
+  EXPECT_FALSE(Has(quiet, ActionType::kPatchCanary));
   // Rolled back, the target gets the whole new total.
   sim.SetAnnotation(kAnnotationAbort, "x");
   Drive(sim, verdicts, [&] { return sim.phase() == Phase::kRolledBack; });
@@ -899,6 +941,385 @@ TEST(ReconcileTest, DeletingTheProfileMidRolloutRestoresTheDeploymentExactly) {
   }
 }
 
+// --- ownership: foreign objects ------------------------------------------------------------
+
+TEST(OwnershipTest, ACanaryNameTakenByAUsersDeploymentFailsBeforeAnythingIsTouched) {
+  Sim sim(4);
+  sim.canary() = ForeignDeployment();
+  const Json target_before = sim.target();
+  const Json foreign = sim.canary();
+  ScriptedVerdictSource pass({MakeVerdict(VerdictKind::kPass)});
+  for (int i = 0; i < 5; ++i) sim.Step(pass);
+  EXPECT_EQ(sim.phase(), Phase::kFailed);
+  EXPECT_EQ(sim.status().last_transition->reason, "CanaryNameTaken");
+  const Condition c = sim.Cond(kConditionConflict);
+  EXPECT_EQ(c.status, "True");
+  EXPECT_EQ(c.reason, "CanaryNameTaken");
+  EXPECT_THAT(c.message, HasSubstr("web-booster"));
+  EXPECT_THAT(c.message, HasSubstr("no owner"));
+  EXPECT_THAT(c.message, HasSubstr("Rename or delete"));
+  EXPECT_THAT(Reasons(sim.events()), ::testing::Contains("CanaryNameTaken"));
+  EXPECT_EQ(sim.target(), target_before);  // not a replica, not an annotation
+  EXPECT_EQ(sim.canary(), foreign);
+  // Deleting the profile leaves the user's Deployment and the target as they were.
+  sim.profile()["metadata"]["deletionTimestamp"] = "2027-01-01T00:00:00Z";
+  for (int i = 0; i < 5 && !sim.profile_gone(); ++i) sim.Step(pass);
+  EXPECT_TRUE(sim.profile_gone());
+  EXPECT_EQ(sim.canary(), foreign);
+  EXPECT_EQ(sim.target(), target_before);
+}
+
+TEST(OwnershipTest, TheRolloutStartsByItselfOnceTheNameIsFree) {
+  Sim sim(4);
+  sim.canary() = ForeignDeployment();
+  ScriptedVerdictSource pass({MakeVerdict(VerdictKind::kPass)});
+  for (int i = 0; i < 3; ++i) sim.Step(pass);
+  ASSERT_EQ(sim.phase(), Phase::kFailed);
+  sim.canary() = nullptr;  // the user renamed or deleted it
+  Drive(sim, pass, [&] { return sim.phase() == Phase::kPromoted; });
+  EXPECT_THAT(Reasons(sim.events()), ::testing::Contains("ConflictResolved"));
+  EXPECT_EQ(sim.Cond(kConditionConflict).status, "False");
+}
+
+TEST(OwnershipTest, ACanaryReplacedByAForeignDeploymentMidRolloutIsLeftAloneAndTheTargetRestored) {
+  Sim sim(10);
+  const Json before = sim.target();
+  ScriptedVerdictSource wait({MakeVerdict(VerdictKind::kWait)});
+  Drive(sim, wait, [&] { return sim.phase() == Phase::kProgressing && !sim.canary().is_null(); });
+  sim.Step(wait);
+  ASSERT_EQ(sim.TargetReplicas(), 9);
+  // Someone deletes our canary and creates their own Deployment under its name.
+  sim.canary() = ForeignDeployment();
+  const Json foreign = sim.canary();
+  Drive(sim, wait, [&] { return sim.phase() == Phase::kRolledBack; });
+  EXPECT_EQ(sim.canary(), foreign);
+  EXPECT_EQ(sim.target()["spec"], before["spec"]);
+  EXPECT_EQ(sim.target()["metadata"].value("annotations", Json::object()), Json::object());
+}
+
+TEST(OwnershipTest, TheCanaryOfAnotherProfileThatIsLettingGoIsWaitedFor) {
+  Sim sim(4);
+  sim.canary() = ForeignDeployment();
+  sim.canary()["metadata"]["ownerReferences"] = Json::array(
+      {{{"apiVersion", kApiVersion}, {"kind", kKind}, {"name", "old"}, {"uid", "old-uid"},
+        {"controller", true}}});
+  ScriptedVerdictSource pass({MakeVerdict(VerdictKind::kPass)});
+  sim.Step(pass);
+  sim.Step(pass);
+  EXPECT_EQ(sim.phase(), Phase::kPending);
+  EXPECT_THAT(sim.Cond(kConditionConflict).message, HasSubstr("BoosterProfile old"));
+  sim.canary() = nullptr;  // the garbage collector took it
+  Drive(sim, pass, [&] { return sim.phase() == Phase::kPromoted; });
+}
+
+TEST(OwnershipTest, EveryCanaryWriteIsConditionalOnItsUid) {
+  Sim sim(10);
+  ScriptedVerdictSource pass({MakeVerdict(VerdictKind::kPass)});
+  std::vector<Action> writes;
+  for (int i = 0; i < 200 && sim.phase() != Phase::kPromoted; ++i) {
+    Plan p = sim.Step(pass);
+    for (const Action& a : p.actions) {
+      if (a.type == ActionType::kPatchCanary || a.type == ActionType::kDeleteCanary ||
+          a.type == ActionType::kCreateCanary) {
+        writes.push_back(a);
+      }
+    }
+    sim.now() += absl::Seconds(30);
+  }
+  ASSERT_EQ(sim.phase(), Phase::kPromoted);
+  int patched = 0, deleted = 0, created = 0;
+  for (const Action& a : writes) {
+    if (a.type == ActionType::kPatchCanary) {
+      ++patched;
+      EXPECT_EQ(a.body[0], Json({{"op", "test"}, {"path", "/metadata/uid"}, {"value", "canary-uid"}}));
+    } else if (a.type == ActionType::kDeleteCanary) {
+      ++deleted;
+      EXPECT_EQ(a.uid, "canary-uid");
+    } else {
+      ++created;
+    }
+  }
+  EXPECT_EQ(created, 1);
+  EXPECT_GE(patched, 2);  // scaled up step by step, then down during promotion
+  EXPECT_EQ(deleted, 1);
+}
+
+// --- ownership: one Deployment, one rollout ------------------------------------------------
+
+// Several profiles over one target and one canary name, as the API server would hold them:
+// every write conditional as the reconciler sends it (a failed test or precondition ends
+// that reconcile), and checks on every write that nobody touches what it does not own.
+class World {
+ public:
+  explicit World(int32_t n) : sim_(n) {}
+
+  int Add(const std::string& name, bool with_finalizer = true) {
+    Json p = sim_.profile();
+    if (!with_finalizer) p["metadata"].erase("finalizers");
+    p["metadata"]["name"] = name;
+    p["metadata"]["uid"] = absl::StrCat(name, "-uid-", ++uids_);
+    p.erase("status");
+    profiles_.push_back(p);
+    gone_.push_back(false);
+    return static_cast<int>(profiles_.size()) - 1;
+  }
+  Json& target() { return sim_.target(); }
+  Json& canary() { return sim_.canary(); }
+  Json& profile(int i) { return profiles_[i]; }
+  bool gone(int i) const { return gone_[i]; }
+  absl::Time& now() { return sim_.now(); }
+  RolloutStatus status(int i) const { return ParseProfile(profiles_[i])->status; }
+  Phase phase(int i) const { return status(i).phase; }
+  std::string uid(int i) const { return profiles_[i]["metadata"]["uid"].get<std::string>(); }
+  int32_t n() const { return sim_.n(); }
+  void Delete(int i) { profiles_[i]["metadata"]["deletionTimestamp"] = "2027-01-01T00:00:00Z"; }
+  // Replicas requested by the target and by a canary some profile owns.
+  int32_t Requested() const {
+    const Json& c = sim_.canary();
+    return sim_.TargetReplicas() +
+           (c.is_null() || Owner(c).empty() ? 0 : c["spec"]["replicas"].get<int32_t>());
+  }
+
+  // What the informers show every profile: the one target and the one canary name.
+  Observations Observe(int) const {
+    return Observations{ObserveDeployment(sim_.target()), ObserveDeployment(sim_.canary()), ""};
+  }
+  Plan PlanFor(int i, const Observations& obs, VerdictSource& verdicts) const {
+    absl::StatusOr<Profile> p = ParseProfile(profiles_[i]);
+    EXPECT_TRUE(p.ok()) << p.status();
+    return Reconcile(*p, obs, verdicts, sim_.time(), MutationOptions{});
+  }
+  // Status first, then up to `execute` actions; stops at the first refused write.
+  // Returns whether every action went through.
+  bool Run(int i, const Plan& plan, size_t execute = SIZE_MAX) {
+    if (gone_[i]) return true;
+    profiles_[i]["status"] = StatusToJson(plan.status);
+    for (size_t k = 0; k < plan.actions.size() && k < execute; ++k) {
+      if (!Execute(i, plan.actions[k])) return false;
+      EXPECT_LE(Requested(), n()) << DescribeAction(plan.actions[k]);
+    }
+    return true;
+  }
+  bool Step(int i, VerdictSource& verdicts, size_t execute = SIZE_MAX) {
+    return Run(i, PlanFor(i, Observe(i), verdicts), execute);
+  }
+  void Settle() { sim_.SettleAll(); }
+
+  static std::string Owner(const Json& d) {
+    for (const Json& o : d["metadata"].value("ownerReferences", Json::array())) {
+      if (o.value("kind", "") == kKind) return o.value("uid", "");
+    }
+    return "";
+  }
+  std::string Holder() const {
+    return sim_.target()["metadata"].value("annotations", Json::object()).value(kHolderUidAnnotation, "");
+  }
+
+  int writes_refused = 0;
+
+ private:
+  bool Execute(int i, const Action& a) {
+    const std::string me = uid(i);
+    switch (a.type) {
+      case ActionType::kAddFinalizer:
+        profiles_[i]["metadata"]["finalizers"] = Json::array({kFinalizer});
+        return true;
+      case ActionType::kRemoveFinalizer:
+        gone_[i] = true;
+        return true;
+      case ActionType::kRecordEvent:
+      case ActionType::kRequeueAfter:
+        return true;
+      case ActionType::kEnrollTarget:
+      case ActionType::kScaleTarget:
+      case ActionType::kPromoteTemplate:
+      case ActionType::kRestoreTemplate: {
+        if (sim_.target().is_null()) return Refuse();
+        const std::string holder_before = Holder();
+        Json patched;
+        try {
+          patched = sim_.target().patch(a.body);
+        } catch (const Json::exception&) {
+          return Refuse();  // a test op failed: 422
+        }
+        // Only the holder writes the target, or a profile claiming a target nobody holds.
+        EXPECT_TRUE(holder_before.empty() || holder_before == me)
+            << DescribeAction(a) << " by " << me << " on a target held by " << holder_before;
+        Apply(sim_.target(), patched);
+        const std::string holder_after = Holder();
+        EXPECT_TRUE(holder_after.empty() || holder_after == me) << DescribeAction(a);
+        return true;
+      }
+      case ActionType::kCreateCanary:
+        if (!sim_.canary().is_null()) return Refuse();  // 409 AlreadyExists
+        sim_.canary() = a.body;
+        sim_.canary()["metadata"]["uid"] = absl::StrCat("canary-", ++uids_);
+        sim_.canary()["metadata"]["generation"] = 1;
+        sim_.canary()["metadata"]["resourceVersion"] = "1";
+        Sim::Settle(sim_.canary());
+        EXPECT_EQ(Owner(sim_.canary()), me);
+        EXPECT_EQ(Holder(), me) << "a canary created for a target its profile does not hold";
+        return true;
+      case ActionType::kPatchCanary: {
+        if (sim_.canary().is_null()) return Refuse();
+        Json patched;
+        try {
+          patched = sim_.canary().patch(a.body);
+        } catch (const Json::exception&) {
+          return Refuse();
+        }
+        EXPECT_EQ(Owner(sim_.canary()), me) << "wrote a canary that is not its own";
+        Apply(sim_.canary(), patched);
+        return true;
+      }
+      case ActionType::kDeleteCanary:
+        if (sim_.canary().is_null()) return true;  // 404 is done
+        if (sim_.canary()["metadata"]["uid"] != a.uid) return Refuse();  // 409 precondition
+        EXPECT_EQ(Owner(sim_.canary()), me) << "deleted a canary that is not its own";
+        sim_.canary() = nullptr;
+        return true;
+    }
+    return true;
+  }
+  bool Refuse() {
+    ++writes_refused;
+    return false;
+  }
+  void Apply(Json& obj, const Json& patched) {
+    const bool spec_changed = patched["spec"] != obj["spec"];
+    obj = patched;
+    if (spec_changed) {
+      obj["metadata"]["generation"] = obj["metadata"]["generation"].get<int64_t>() + 1;
+    }
+    obj["metadata"]["resourceVersion"] = absl::StrCat(++rv_);
+  }
+
+  Sim sim_;
+  std::vector<Json> profiles_;
+  std::vector<bool> gone_;
+  int uids_ = 0;
+  int rv_ = 5000;
+};
+
+TEST(OwnershipTest, ASecondProfileOnAHeldTargetWaitsAndStartsWhenTheHolderIsDeleted) {
+  World w(4);
+  const Json original = w.target();
+  const int a = w.Add("first");
+  ScriptedVerdictSource pass({MakeVerdict(VerdictKind::kPass)});
+  for (int i = 0; i < 3; ++i, w.Settle()) w.Step(a, pass);
+  ASSERT_EQ(w.phase(a), Phase::kProgressing);
+  EXPECT_EQ(w.Holder(), w.uid(a));
+  const int b = w.Add("second");
+  for (int i = 0; i < 200 && w.phase(a) != Phase::kPromoted; ++i, w.Settle()) {
+    w.Step(b, pass);
+    w.Step(a, pass);
+    w.now() += absl::Seconds(30);
+  }
+  ASSERT_EQ(w.phase(a), Phase::kPromoted);
+  // B did nothing and says why, naming the holder.
+  EXPECT_EQ(w.phase(b), Phase::kPending);
+  RolloutStatus sb = w.status(b);
+  const Condition* c = FindCondition(sb.conditions, kConditionConflict);
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->reason, "TargetHeld");
+  EXPECT_THAT(c->message, HasSubstr("BoosterProfile first"));
+  EXPECT_THAT(c->message, HasSubstr(w.uid(a)));
+  EXPECT_EQ(sb.last_transition->reason, "TargetHeld");
+  // Deleting B changes nothing of A's.
+  const Json promoted = w.target();
+  w.Delete(b);
+  for (int i = 0; i < 5 && !w.gone(b); ++i) w.Step(b, pass);
+  EXPECT_TRUE(w.gone(b));
+  EXPECT_EQ(w.target(), promoted);
+  // A new B waits again; deleting A gives the target back, and B starts by itself.
+  const int b2 = w.Add("second");
+  w.Step(b2, pass);
+  w.Step(b2, pass);
+  EXPECT_EQ(w.phase(b2), Phase::kPending);
+  w.Delete(a);
+  for (int i = 0; i < 10 && !w.gone(a); ++i, w.Settle()) w.Step(a, pass);
+  ASSERT_TRUE(w.gone(a));
+  EXPECT_EQ(w.target()["spec"], original["spec"]);
+  for (int i = 0; i < 200 && w.phase(b2) != Phase::kPromoted; ++i, w.Settle()) {
+    w.Step(b2, pass);
+    w.now() += absl::Seconds(30);
+  }
+  EXPECT_EQ(w.phase(b2), Phase::kPromoted);
+  EXPECT_EQ(w.Holder(), w.uid(b2));
+  w.Delete(b2);
+  for (int i = 0; i < 10 && !w.gone(b2); ++i, w.Settle()) w.Step(b2, pass);
+  EXPECT_EQ(w.target()["spec"], original["spec"]);
+  EXPECT_EQ(w.target()["metadata"].value("annotations", Json::object()), Json::object());
+  EXPECT_TRUE(w.canary().is_null());
+}
+
+TEST(OwnershipTest, TwoProfilesClaimingAtOnceLeaveOneHolderAndTheOtherBacksOff) {
+  World w(4);
+  const int a = w.Add("a", /*with_finalizer=*/false);
+  const int b = w.Add("b", /*with_finalizer=*/false);
+  ScriptedVerdictSource wait({MakeVerdict(VerdictKind::kWait)});
+  // Both finalizers first, so the next pass of each goes for the target.
+  w.Step(a, wait);
+  w.Step(b, wait);
+  // Both plan on the same view of an unheld target, then both write.
+  Plan pa = w.PlanFor(a, w.Observe(a), wait);
+  Plan pb = w.PlanFor(b, w.Observe(b), wait);
+  ASSERT_EQ(pa.status.phase, Phase::kEnrolling);
+  ASSERT_EQ(pb.status.phase, Phase::kEnrolling);
+  EXPECT_TRUE(w.Run(a, pa));
+  EXPECT_FALSE(w.Run(b, pb));  // its claim tests a resourceVersion that moved on
+  EXPECT_EQ(w.Holder(), w.uid(a));
+  // B's next pass sees the holder and goes back to Pending without a write.
+  w.Settle();
+  EXPECT_TRUE(w.Step(b, wait));
+  EXPECT_EQ(w.phase(b), Phase::kPending);
+  EXPECT_EQ(w.Holder(), w.uid(a));
+}
+
+TEST(OwnershipTest, ChangingTheTargetGivesTheOldOneBackFirst) {
+  Sim sim(4);
+  const Json before = sim.target();
+  ScriptedVerdictSource wait({MakeVerdict(VerdictKind::kWait)});
+  Drive(sim, wait, [&] { return sim.phase() == Phase::kProgressing && !sim.canary().is_null(); });
+  sim.Step(wait);
+  ASSERT_EQ(sim.TargetReplicas(), 3);
+  // spec.targetRef now names a Deployment that does not exist yet: the old target must not
+  // stay enrolled, scaled down and held.
+  sim.EditSpec([](Json& s) { s["targetRef"]["name"] = "api"; });
+  for (int i = 0; i < 5; ++i) {
+    Plan p = sim.Plan1(wait);
+    absl::StatusOr<Profile> prof = ParseProfile(sim.profile());
+    Observations obs{ObserveDeployment(nullptr), ObserveDeployment(sim.canary()), ""};
+    obs.previous_target = ObserveDeployment(sim.target());
+    p = Reconcile(*prof, obs, wait, sim.now(), MutationOptions{});
+    sim.profile()["status"] = StatusToJson(p.status);
+    for (const Action& a : p.actions) sim.Execute(a);
+    sim.SettleAll();
+  }
+  EXPECT_TRUE(sim.canary().is_null());
+  EXPECT_EQ(sim.target()["spec"], before["spec"]);
+  EXPECT_EQ(sim.target()["metadata"].value("annotations", Json::object()), Json::object());
+  RolloutStatus s = sim.status();
+  EXPECT_EQ(s.phase, Phase::kPending);
+  EXPECT_EQ(s.target_name, "");
+  EXPECT_THAT(Reasons(sim.events()), ::testing::Contains("TargetChanged"));
+}
+
+TEST(OwnershipTest, AProfileThatNeverEnrolledLeavesTheHoldersTargetAloneWhenDeleted) {
+  World w(4);
+  const int a = w.Add("a");
+  ScriptedVerdictSource pass({MakeVerdict(VerdictKind::kPass)});
+  for (int i = 0; i < 6; ++i, w.Settle()) w.Step(a, pass);
+  ASSERT_NE(w.Holder(), "");
+  const int b = w.Add("b");
+  w.Delete(b);  // deleted before it ever ran: no status, no target uid
+  const Json target = w.target(), canary = w.canary();
+  for (int i = 0; i < 5 && !w.gone(b); ++i) w.Step(b, pass);
+  EXPECT_TRUE(w.gone(b));
+  EXPECT_EQ(w.target(), target);
+  EXPECT_EQ(w.canary(), canary);
+}
+
 // --- the table: every phase x every kind of observation ------------------------------------
 
 enum class Obs {
@@ -913,6 +1334,8 @@ enum class Obs {
   kPromoteNow,
   kPause,
   kDeadlinePassed,
+  kHeldByOther,
+  kForeignCanary,
 };
 
 constexpr Phase kAllPhases[] = {Phase::kPending,     Phase::kEnrolling,  Phase::kProgressing,
@@ -1006,7 +1429,19 @@ void Observe(Sim& sim, Obs obs) {
       sim.Unsettle(sim.target());
       if (!sim.canary().is_null()) sim.Unsettle(sim.canary());
       break;
+    case Obs::kHeldByOther:
+      sim.target()["metadata"]["annotations"][kHolderAnnotation] = "other";
+      sim.target()["metadata"]["annotations"][kHolderUidAnnotation] = "other-uid";
+      break;
+    case Obs::kForeignCanary:
+      sim.canary() = ForeignDeployment();
+      break;
   }
+}
+
+bool InFlightPhase(Phase p) {
+  return p == Phase::kEnrolling || p == Phase::kProgressing || p == Phase::kPaused ||
+         p == Phase::kPromoting || p == Phase::kRollingBack;
 }
 
 bool InFlightForTest(Phase p) {
@@ -1039,6 +1474,8 @@ const Row kTable[] = {
     {Obs::kPromoteNow, "PromoteNow",   {E, E, M, M, M, D, R, B, F}},
     {Obs::kPause, "Pause",             {E, E, U, U, M, D, R, B, F}},
     {Obs::kDeadlinePassed, "Deadline", {E, R, R, U, R, D, R, B, F}},
+    {Obs::kHeldByOther, "HeldByOther", {P, P, F, F, F, D, F, B, F}},
+    {Obs::kForeignCanary, "ForeignCanary", {F, R, R, R, R, D, R, B, F}},
 };
 // clang-format on
 
@@ -1077,16 +1514,36 @@ TEST(ReconcileTableTest, EveryPhaseUnderEveryObservation) {
         EXPECT_FALSE(Has(p, ActionType::kEnrollTarget));
         EXPECT_FALSE(Has(p, ActionType::kPromoteTemplate));
       }
+      // Ownership: a target held by another profile is never written; a Deployment at
+      // the canary's name that is not ours is never written or deleted.
+      if (row.obs == Obs::kHeldByOther) {
+        for (const Action& a : p.actions) {
+          EXPECT_TRUE(a.type == ActionType::kRecordEvent || a.type == ActionType::kRequeueAfter ||
+                      a.type == ActionType::kDeleteCanary || a.type == ActionType::kAddFinalizer)
+              << DescribeAction(a);
+        }
+        const Condition* c = FindCondition(p.status.conditions, kConditionConflict);
+        EXPECT_EQ(c == nullptr ? "<absent>" : c->reason, "TargetHeld");
+      }
+      if (row.obs == Obs::kForeignCanary) {
+        EXPECT_FALSE(Has(p, ActionType::kCreateCanary));
+        EXPECT_FALSE(Has(p, ActionType::kPatchCanary));
+        EXPECT_FALSE(Has(p, ActionType::kDeleteCanary));
+        const Condition* c = FindCondition(p.status.conditions, kConditionConflict);
+        EXPECT_EQ(c == nullptr ? "<absent>" : c->reason, "CanaryNameTaken");
+      }
       if (row.obs == Obs::kDeleting && from != Phase::kPending) {
         EXPECT_TRUE(Has(p, ActionType::kRestoreTemplate) || Has(p, ActionType::kDeleteCanary) ||
                     Has(p, ActionType::kRemoveFinalizer));
       }
-      // Executing the plan never asks for more than the total.
-      const int32_t limit = std::max(p.status.total_replicas, sim.Total());
+      // Executing the plan never asks for more than the total. (A user's Deployment at the
+      // canary's name runs the user's pods, not the rollout's.)
+      const int32_t users = row.obs == Obs::kForeignCanary ? sim.CanaryReplicas() : 0;
+      const int32_t limit = std::max(p.status.total_replicas, sim.Total() - users);
       for (const Action& a : p.actions) {
         sim.Execute(a);
         if (!sim.target().is_null()) {
-          EXPECT_LE(sim.Total(), limit) << DescribeAction(a);
+          EXPECT_LE(sim.Total() - users, limit) << DescribeAction(a);
         }
       }
     }
@@ -1170,8 +1627,9 @@ TEST(ReconcilePropertyTest, ReplicasNeverExceedNorDriftAcrossCrashes) {
         ASSERT_EQ(s.total_replicas, n);
         ASSERT_EQ(s.stable_replicas + s.canary_replicas, n) << PhaseName(s.phase);
       }
+      // (A pass that created the canary created it empty; the split follows on the next.)
       if (!crash && (s.phase == Phase::kProgressing || s.phase == Phase::kPaused) &&
-          s.current_step > 0) {
+          s.current_step > 0 && !Has(p, ActionType::kCreateCanary)) {
         ASSERT_EQ(s.canary_weight, spec["rollout"]["steps"][s.current_step - 1].get<int>());
         ASSERT_EQ(s.canary_replicas, CanaryReplicas(n, s.canary_weight));
         ASSERT_EQ(sim.TargetReplicas(), s.stable_replicas);
@@ -1199,6 +1657,123 @@ TEST(ReconcilePropertyTest, ReplicasNeverExceedNorDriftAcrossCrashes) {
   EXPECT_GT(crashes, 300);
   std::printf("property: %d promoted, %d rolled back, %d crashed reconciles\n", promoted,
               rolled_back, crashes);
+}
+
+// Two or three profiles over one Deployment, a user's Deployment appearing under the
+// canary's name and going away, profiles deleted and re-created, reconciles of different
+// profiles planned on the same view and then written (two workers), crashes between the
+// status write and the actions. Invariants, on every write: only the holder writes the
+// target (or a profile claims one nobody holds), only a canary's owner writes or deletes
+// it, the user's Deployment is never changed, and at most N pods are requested. At the
+// end no rollout is stuck, every waiting profile waits for a live holder, and deleting
+// every profile gives back the Deployment exactly as it was.
+TEST(ReconcilePropertyTest, CompetingProfilesAndForeignObjectsNeverTouchWhatTheyDoNotOwn) {
+  std::mt19937 rng(20261201);
+  std::uniform_real_distribution<double> u(0, 1);
+  int races = 0, foreign_episodes = 0, deletions = 0, handovers = 0;
+  for (int scenario = 0; scenario < 60; ++scenario) {
+    const int32_t n = 1 + static_cast<int32_t>(rng() % 12);
+    World w(n);
+    const Json original = w.target();
+    SCOPED_TRACE(absl::StrCat("scenario ", scenario, " n=", n));
+    std::vector<int> live = {w.Add("p"), w.Add("q")};
+    if (u(rng) < 0.5) live.push_back(w.Add("r"));
+    Json foreign = nullptr;
+    ScriptedVerdictSource verdicts;
+    std::string last_holder;
+    for (int i = 0; i < 300; ++i) {
+      if (foreign.is_null() && w.canary().is_null() && u(rng) < 0.03) {
+        w.canary() = ForeignDeployment(absl::StrCat("user-", scenario, "-", i));
+        foreign = w.canary();
+        ++foreign_episodes;
+      } else if (!foreign.is_null() && u(rng) < 0.05) {
+        ASSERT_EQ(w.canary(), foreign) << "the user's Deployment was changed";
+        w.canary() = nullptr;
+        foreign = nullptr;
+      }
+      if (u(rng) < 0.01 && !live.empty()) {
+        const int victim = live[rng() % live.size()];
+        w.Delete(victim);
+        ++deletions;
+      }
+      if (u(rng) < 0.01 && live.size() < 3) live.push_back(w.Add("s"));
+      live.erase(std::remove_if(live.begin(), live.end(), [&](int k) { return w.gone(k); }),
+                 live.end());
+      if (live.empty()) live.push_back(w.Add("t"));
+      double r = u(rng);
+      verdicts.Push(MakeVerdict(r < 0.3 ? VerdictKind::kWait
+                                : r < 0.9 ? VerdictKind::kPass
+                                          : VerdictKind::kFail));
+      const int x = live[rng() % live.size()];
+      if (live.size() > 1 && u(rng) < 0.4) {
+        // Two workers: both plan on the same view, then both write.
+        int y = live[rng() % live.size()];
+        if (y == x) y = live[(std::find(live.begin(), live.end(), x) - live.begin() + 1) % live.size()];
+        Plan px = w.PlanFor(x, w.Observe(x), verdicts);
+        Plan py = w.PlanFor(y, w.Observe(y), verdicts);
+        const bool ok_x = w.Run(x, px);
+        const bool ok_y = w.Run(y, py);
+        races += !ok_x || !ok_y;
+      } else {
+        size_t execute = SIZE_MAX;
+        if (u(rng) < 0.2) execute = rng() % 4;  // killed after the status write
+        w.Step(x, verdicts, execute);
+      }
+      if (HasFailure()) return;
+      if (!foreign.is_null()) {
+        ASSERT_EQ(w.canary(), foreign) << "the user's Deployment was changed";
+      }
+      int moving = 0;
+      for (int k : live) {
+        const Phase ph = w.phase(k);
+        const bool deleting = w.profile(k)["metadata"].contains("deletionTimestamp");
+        if (!deleting &&
+            (ph == Phase::kProgressing || ph == Phase::kPaused || ph == Phase::kPromoting)) {
+          ++moving;
+          EXPECT_EQ(w.Holder(), w.uid(k)) << "a rollout under way on a target it does not hold";
+        }
+      }
+      ASSERT_LE(moving, 1) << "two rollouts on one Deployment";
+      if (!w.Holder().empty() && w.Holder() != last_holder) {
+        handovers += !last_holder.empty();  // held by one profile, later by another
+        last_holder = w.Holder();
+      }
+      if (u(rng) < 0.8) w.Settle();
+      w.now() += absl::Seconds(20);
+    }
+    // The user's Deployment goes away; everything settles with passing verdicts.
+    if (!foreign.is_null()) w.canary() = nullptr;
+    ScriptedVerdictSource pass({MakeVerdict(VerdictKind::kPass)});
+    for (int i = 0; i < 200; ++i, w.Settle(), w.now() += absl::Seconds(20)) {
+      for (int k : live) w.Step(k, pass);
+    }
+    for (int k : live) {
+      if (w.gone(k)) continue;
+      const Phase ph = w.phase(k);
+      EXPECT_FALSE(InFlightPhase(ph)) << "stuck in " << PhaseName(ph);
+      if (ph == Phase::kPending) {
+        // Waiting, and only for a holder that is still there.
+        bool holder_alive = false;
+        for (int h : live) holder_alive |= !w.gone(h) && w.uid(h) == w.Holder();
+        EXPECT_TRUE(holder_alive) << "waits for a holder that is gone";
+      }
+    }
+    for (int k : live) w.Delete(k);
+    for (int i = 0; i < 20; ++i, w.Settle()) {
+      for (int k : live) w.Step(k, pass);
+    }
+    for (int k : live) EXPECT_TRUE(w.gone(k));
+    EXPECT_TRUE(w.canary().is_null());
+    EXPECT_EQ(w.target()["spec"], original["spec"]);
+    EXPECT_EQ(w.target()["metadata"].value("annotations", Json::object()), Json::object());
+  }
+  // The generator exercises what it claims to.
+  EXPECT_GT(races, 20);
+  EXPECT_GT(foreign_episodes, 20);
+  EXPECT_GT(deletions, 20);
+  EXPECT_GT(handovers, 20);
+  std::printf("competing: %d refused races, %d foreign Deployments, %d deletions, %d handovers\n",
+              races, foreign_episodes, deletions, handovers);
 }
 
 // A crash after the status write and before any action: the next reconcile, from the
