@@ -11,6 +11,10 @@
 //   - invalid profiles: rejected by the API server, or InvalidSpec + an Event, and the
 //     Deployment untouched; a missing target gets TargetFound=False;
 //   - deleting the profile mid-rollout: the Deployment as it was before the profile;
+//   - ownership (issue 10): a second profile on the same Deployment waits, naming the
+//     holder, touches nothing, and starts by itself once the holder is deleted; a user's
+//     Deployment under the canary's name fails the profile before the target loses a
+//     replica and survives the profile's deletion untouched;
 //   - in every scenario target + canary replicas never exceed N.
 #include <unistd.h>
 
@@ -29,6 +33,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/e2e/e2e_util.h"
@@ -45,12 +50,13 @@ constexpr char kCanary[] = "web-booster";
 std::string Trim(absl::string_view s) { return std::string(absl::StripAsciiWhitespace(s)); }
 
 std::string Profile(const std::string& ns, const std::string& steps,
-                    const std::string& step_duration, const std::string& somaxconn = "3001") {
+                    const std::string& step_duration, const std::string& somaxconn = "3001",
+                    const std::string& name = "web") {
   return absl::StrCat(R"(
 apiVersion: booster.dev/v1alpha1
 kind: BoosterProfile
-metadata: {name: web, namespace: )",
-                      ns, R"(}
+metadata: {name: )",
+                      name, ", namespace: ", ns, R"(}
 spec:
   targetRef: {kind: Deployment, name: web}
   tuning:
@@ -255,10 +261,11 @@ class OperatorE2eTest : public ::testing::Test {
   }
 
   // Waits until the canary runs at `weight` with all its pods ready.
-  absl::Status WaitCanaryReadyAt(int weight, absl::Duration timeout) {
+  absl::Status WaitCanaryReadyAt(int weight, absl::Duration timeout,
+                                 const std::string& name = "web") {
     return WaitFor(
         [&]() -> absl::StatusOr<bool> {
-          absl::StatusOr<Json> bp = ProfileObject();
+          absl::StatusOr<Json> bp = ProfileObject(name);
           if (!bp.ok()) return absl::UnavailableError(bp.status().message());
           int w = bp->value("/status/canaryWeight"_json_pointer, 0);
           std::string phase = bp->value("/status/phase"_json_pointer, "");
@@ -306,6 +313,68 @@ class OperatorE2eTest : public ::testing::Test {
     for (const auto& [key, value] : after->annotations.items()) {
       EXPECT_FALSE(absl::StartsWith(key, "booster.dev/")) << key << "=" << value.dump();
     }
+  }
+
+  // The condition `type` of profile `name` as {status, reason, message}, or nulls.
+  Json Condition(const std::string& name, const std::string& type) {
+    absl::StatusOr<Json> bp = ProfileObject(name);
+    if (!bp.ok()) return Json::object();
+    for (const Json& c : bp->value("/status/conditions"_json_pointer, Json::array())) {
+      if (c.value("type", "") == type) return c;
+    }
+    return Json::object();
+  }
+
+  // Waits for a Warning Event of `reason` on profile `name` and returns its message.
+  absl::StatusOr<std::string> WaitWarning(const std::string& name, const std::string& reason) {
+    std::string message;
+    absl::Status s = WaitFor(
+        [&]() -> absl::StatusOr<bool> {
+          absl::StatusOr<Json> events = GetJson(
+              {"-n", ns(), "get", "events", "--field-selector",
+               absl::StrCat("involvedObject.kind=BoosterProfile,involvedObject.name=", name)});
+          if (!events.ok()) return absl::UnavailableError(events.status().message());
+          for (const Json& e : (*events)["items"]) {
+            if (e.value("reason", "") == reason && e.value("type", "") == "Warning") {
+              message = e.value("message", "");
+              return true;
+            }
+          }
+          return absl::UnavailableError(absl::StrCat("no ", reason, " Event yet"));
+        },
+        absl::Minutes(1));
+    if (!s.ok()) return s;
+    return message;
+  }
+
+  // Waits for status.lastTransition.reason == `reason` on profile `name`.
+  absl::Status WaitTransitionReason(const std::string& name, const std::string& reason) {
+    return WaitFor(
+        [&]() -> absl::StatusOr<bool> {
+          absl::StatusOr<Json> bp = ProfileObject(name);
+          if (!bp.ok()) return absl::UnavailableError(bp.status().message());
+          if (bp->value("/status/lastTransition/reason"_json_pointer, "") == reason) return true;
+          return absl::UnavailableError(bp->value("status", Json::object()).dump());
+        },
+        absl::Minutes(2));
+  }
+
+  absl::StatusOr<Json> DeploymentNamed(const std::string& name) {
+    return GetJson({"-n", ns(), "get", "deployment", name});
+  }
+
+  // Deletes profile `name` (waiting until it is gone) and expects the Deployment of before.
+  void DeleteAndExpectRestored(const std::string& name, const Snapshot& before) {
+    absl::StatusOr<std::string> del = Kubectl(
+        {"-n", ns(), "delete", "boosterprofile", name, "--wait=true", "--timeout=120s"});
+    ASSERT_TRUE(del.ok()) << del.status();
+    ExpectRestored(before);
+  }
+
+  static void ExpectNeverAboveN(RolloutSampler& sampler) {
+    sampler.Stop();
+    std::printf("seen: %s\n", sampler.History().c_str());
+    EXPECT_LE(sampler.MaxTotal(), kReplicas) << sampler.History();
   }
 
   TestNamespace ns_{"rollout-op"};
@@ -545,13 +614,146 @@ TEST_F(OperatorE2eTest, DeletingTheProfileMidRolloutLeavesTheDeploymentAsBefore)
   ASSERT_TRUE(Apply(Profile(ns(), "[50, 100]", "10m")).ok());
   absl::Status s = WaitCanaryReadyAt(50, absl::Minutes(4));
   ASSERT_TRUE(s.ok()) << s << "\nseen: " << sampler.History();
+  DeleteAndExpectRestored("web", *before);
+  ExpectNeverAboveN(sampler);
+}
+
+// Issue 10, story 1: two profiles naming one Deployment. The second waits, says who holds
+// it, writes nothing (the canary is not fought over), and starts by itself once the
+// holder is deleted; deleting each profile leaves the Deployment as it was.
+TEST_F(OperatorE2eTest, ASecondProfileOnTheSameDeploymentWaitsAndStartsWhenTheHolderIsDeleted) {
+  DeployWeb();
+  absl::StatusOr<Snapshot> before = TakeSnapshot(ns());
+  ASSERT_TRUE(before.ok()) << before.status();
+  StartOperator();
+  RolloutSampler sampler(ns());
+  ASSERT_TRUE(Apply(Profile(ns(), "[50, 100]", "10m")).ok());
+  absl::Status s = WaitCanaryReadyAt(50, absl::Minutes(4));
+  ASSERT_TRUE(s.ok()) << s << "\nseen: " << sampler.History();
+
+  ASSERT_TRUE(Apply(Profile(ns(), "[50, 100]", "10m", "3002", "web-2")).ok());
+  s = WaitTransitionReason("web-2", "TargetHeld");
+  ASSERT_TRUE(s.ok()) << s;
+  absl::StatusOr<std::string> warning = WaitWarning("web-2", "TargetHeld");
+  ASSERT_TRUE(warning.ok()) << warning.status();
+  EXPECT_THAT(*warning, HasSubstr("held by BoosterProfile web "));
+  Json conflict = Condition("web-2", "Conflict");
+  EXPECT_EQ(conflict.value("status", ""), "True") << conflict.dump();
+  EXPECT_EQ(conflict.value("reason", ""), "TargetHeld");
+  absl::StatusOr<Json> web2 = ProfileObject("web-2");
+  ASSERT_TRUE(web2.ok());
+  EXPECT_EQ(web2->value("/status/phase"_json_pointer, ""), "Pending");
+
+  // Nobody fights over the canary or the target: their generations stay put while both
+  // profiles are reconciled (the holder's 10-minute step keeps it still).
+  absl::StatusOr<Json> canary = DeploymentNamed(kCanary);
+  absl::StatusOr<Json> target = DeploymentNamed("web");
+  ASSERT_TRUE(canary.ok() && target.ok());
+  const int64_t canary_gen = canary->value("/metadata/generation"_json_pointer, int64_t{0});
+  const int64_t target_gen = target->value("/metadata/generation"_json_pointer, int64_t{0});
+  ASSERT_TRUE(
+      Kubectl({"-n", ns(), "annotate", "boosterprofile", "web-2", "nudge=1", "--overwrite"}).ok());
+  absl::SleepFor(absl::Seconds(10));  // an observation window, not a synchronisation
+  canary = DeploymentNamed(kCanary);
+  target = DeploymentNamed("web");
+  ASSERT_TRUE(canary.ok() && target.ok());
+  EXPECT_EQ(canary->value("/metadata/generation"_json_pointer, int64_t{0}), canary_gen);
+  EXPECT_EQ(target->value("/metadata/generation"_json_pointer, int64_t{0}), target_gen);
+
+  // Deleting the waiting profile changes nothing of the holder's rollout.
   absl::StatusOr<std::string> del =
-      Kubectl({"-n", ns(), "delete", "boosterprofile", "web", "--wait=true", "--timeout=120s"});
+      Kubectl({"-n", ns(), "delete", "boosterprofile", "web-2", "--wait=true", "--timeout=60s"});
   ASSERT_TRUE(del.ok()) << del.status();
-  ExpectRestored(*before);
-  sampler.Stop();
-  std::printf("seen: %s\n", sampler.History().c_str());
-  EXPECT_LE(sampler.MaxTotal(), kReplicas) << sampler.History();
+  canary = DeploymentNamed(kCanary);
+  target = DeploymentNamed("web");
+  ASSERT_TRUE(canary.ok() && target.ok()) << "the holder's canary is gone";
+  EXPECT_EQ(canary->value("/metadata/generation"_json_pointer, int64_t{0}), canary_gen);
+  EXPECT_EQ(target->value("/metadata/generation"_json_pointer, int64_t{0}), target_gen);
+  absl::StatusOr<Json> web = ProfileObject("web");
+  ASSERT_TRUE(web.ok());
+  EXPECT_EQ(web->value("/status/phase"_json_pointer, ""), "Progressing");
+
+  // A new second profile waits again; deleting the holder hands the Deployment over.
+  ASSERT_TRUE(Apply(Profile(ns(), "[50, 100]", "10m", "3002", "web-2")).ok());
+  s = WaitTransitionReason("web-2", "TargetHeld");
+  ASSERT_TRUE(s.ok()) << s;
+  del = Kubectl({"-n", ns(), "delete", "boosterprofile", "web", "--wait=true", "--timeout=120s"});
+  ASSERT_TRUE(del.ok()) << del.status();
+  s = WaitCanaryReadyAt(50, absl::Minutes(5), "web-2");
+  ASSERT_TRUE(s.ok()) << s << "\n" << Diagnose(ns());
+  target = DeploymentNamed("web");
+  ASSERT_TRUE(target.ok());
+  EXPECT_EQ(target->value("/metadata/annotations/booster.dev~1holder"_json_pointer, ""), "web-2");
+  canary = DeploymentNamed(kCanary);
+  ASSERT_TRUE(canary.ok());
+  EXPECT_EQ(canary->value("/metadata/ownerReferences/0/name"_json_pointer, ""), "web-2");
+
+  DeleteAndExpectRestored("web-2", *before);
+  ExpectNeverAboveN(sampler);
+}
+
+// Issue 10, story 2: a Deployment the user created under the canary's name. The profile
+// fails before the target loses a replica, says how to fix it, and deleting the profile
+// leaves the user's Deployment; once the name is free, a profile starts by itself.
+TEST_F(OperatorE2eTest, AUsersDeploymentUnderTheCanarysNameIsNeverTouched) {
+  DeployWeb();
+  absl::Status s =
+      ApplyJson(DeploymentObject(ns(), kCanary, 1, HttpServerTemplate(kCanary)));
+  ASSERT_TRUE(s.ok()) << s;
+  s = WaitRolledOut(ns(), kCanary, absl::Minutes(3));
+  ASSERT_TRUE(s.ok()) << s << Diagnose(ns());
+  absl::StatusOr<Snapshot> before = TakeSnapshot(ns());
+  ASSERT_TRUE(before.ok()) << before.status();
+  absl::StatusOr<Json> users = DeploymentNamed(kCanary);
+  ASSERT_TRUE(users.ok());
+  absl::StatusOr<Json> target = DeploymentNamed("web");
+  ASSERT_TRUE(target.ok());
+  StartOperator();
+  ASSERT_TRUE(Apply(Profile(ns(), "[50, 100]", "10m")).ok());
+  s = WaitTransitionReason("web", "CanaryNameTaken");
+  ASSERT_TRUE(s.ok()) << s;
+  absl::StatusOr<Json> bp = ProfileObject();
+  ASSERT_TRUE(bp.ok());
+  EXPECT_EQ(bp->value("/status/phase"_json_pointer, ""), "Failed");
+  Json conflict = Condition("web", "Conflict");
+  EXPECT_EQ(conflict.value("status", ""), "True") << conflict.dump();
+  EXPECT_THAT(conflict.value("message", ""), HasSubstr("Deployment web-booster"));
+  EXPECT_THAT(conflict.value("message", ""), HasSubstr("Rename or delete"));
+  absl::StatusOr<std::string> warning = WaitWarning("web", "CanaryNameTaken");
+  ASSERT_TRUE(warning.ok()) << warning.status();
+  EXPECT_THAT(*warning, HasSubstr("web-booster"));
+
+  auto unchanged = [&](const char* when) {
+    absl::StatusOr<Json> u = DeploymentNamed(kCanary);
+    ASSERT_TRUE(u.ok()) << when << ": the user's Deployment is gone";
+    EXPECT_EQ(u->value("/metadata/uid"_json_pointer, ""), users->value("/metadata/uid"_json_pointer, ""));
+    EXPECT_EQ(u->value("/metadata/generation"_json_pointer, int64_t{0}),
+              users->value("/metadata/generation"_json_pointer, int64_t{0}))
+        << when;
+    EXPECT_EQ((*u)["spec"]["template"], (*users)["spec"]["template"]) << when;
+    absl::StatusOr<Json> t = DeploymentNamed("web");
+    ASSERT_TRUE(t.ok());
+    EXPECT_EQ(t->value("/metadata/generation"_json_pointer, int64_t{0}),
+              target->value("/metadata/generation"_json_pointer, int64_t{0}))
+        << when << ": the target was written";
+    EXPECT_EQ(t->value("/spec/replicas"_json_pointer, 0), kReplicas) << when;
+  };
+  unchanged("after the conflict");
+
+  absl::StatusOr<std::string> del =
+      Kubectl({"-n", ns(), "delete", "boosterprofile", "web", "--wait=true", "--timeout=60s"});
+  ASSERT_TRUE(del.ok()) << del.status();
+  unchanged("after the profile's deletion");
+
+  // Once the name is free, the profile starts by itself.
+  ASSERT_TRUE(Apply(Profile(ns(), "[50, 100]", "10m")).ok());
+  s = WaitTransitionReason("web", "CanaryNameTaken");
+  ASSERT_TRUE(s.ok()) << s;
+  del = Kubectl({"-n", ns(), "delete", "deployment", kCanary, "--wait=true", "--timeout=60s"});
+  ASSERT_TRUE(del.ok()) << del.status();
+  s = WaitCanaryReadyAt(50, absl::Minutes(5));
+  ASSERT_TRUE(s.ok()) << s << "\n" << Diagnose(ns());
+  DeleteAndExpectRestored("web", *before);
 }
 
 }  // namespace
