@@ -691,6 +691,29 @@ TEST_F(ReconcilerTest, TheLoserOfAClaimRaceBacksOffWithoutWriting) {
   EXPECT_EQ(api_.Get(kTargetPath), claimed);
 }
 
+TEST_F(ReconcilerTest, ARetargetedProfileGivesTheOldDeploymentBackFirst) {
+  GivenProfileAndTarget(4);
+  const Json before = api_.Get(kTargetPath);
+  DriveUntil([&] { return PhaseOnServer() == Phase::kProgressing && !api_.Get(kCanaryPath).is_null(); });
+  DriveUntil([&] { return api_.Get(kTargetPath)["spec"]["replicas"] == 2; });
+  Json p = api_.Get(kProfilePath);
+  p["spec"]["targetRef"]["name"] = "api";  // a Deployment that does not exist (yet)
+  p["metadata"]["generation"] = 2;
+  api_.Put(kProfilePath, p);
+  api_.Sync();
+  DriveUntil([&] {
+    return api_.Get(kProfilePath)["status"].value("lastTransition", Json::object())
+               .value("reason", "") == "TargetChanged";
+  });
+  EXPECT_TRUE(api_.Get(kCanaryPath).is_null());
+  const Json target = api_.Get(kTargetPath);
+  EXPECT_EQ(target["spec"]["template"], before["spec"]["template"]);
+  EXPECT_EQ(target["spec"]["replicas"], 4);
+  EXPECT_FALSE(target["metadata"].contains("annotations"));
+  EXPECT_EQ(PhaseOnServer(), Phase::kPending);
+  EXPECT_FALSE(api_.Get(kProfilePath)["status"].contains("targetName"));
+}
+
 TEST(ProfileKeysForTest, MapsEveryRelatedObjectToItsProfile) {
   kube::Store profiles;
   profiles.AddIndexer(kTargetIndex, ProfileTargetIndexFunc);
