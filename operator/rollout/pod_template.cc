@@ -118,6 +118,18 @@ bool HasPreload(const Json& container, const MutationOptions& opts) {
   return e != nullptr && e->value("value", "") == opts.LibraryPath();
 }
 
+// Non-root, no capabilities, no privilege escalation, read-only root, the runtime's
+// default seccomp profile: the Kubernetes "restricted" Pod Security Standard.
+Json RestrictedSecurityContext(const MutationOptions& opts) {
+  return Json{{"allowPrivilegeEscalation", false},
+              {"readOnlyRootFilesystem", true},
+              {"runAsNonRoot", true},
+              {"runAsUser", opts.agent_user},
+              {"runAsGroup", opts.agent_user},
+              {"seccompProfile", {{"type", "RuntimeDefault"}}},
+              {"capabilities", {{"drop", Json::array({"ALL"})}}}};
+}
+
 Json AgentContainer(absl::string_view arm, absl::string_view mode, const EnrollContext& ctx,
                     const MutationOptions& opts, const std::string& tuning_json) {
   Json env = Json::array();
@@ -133,21 +145,31 @@ Json AgentContainer(absl::string_view arm, absl::string_view mode, const EnrollC
   env.push_back(FieldEnv("POD_NAMESPACE", "metadata.namespace"));
   env.push_back(FieldEnv("POD_UID", "metadata.uid"));
   env.push_back(FieldEnv("NODE_NAME", "spec.nodeName"));
+  Json args = opts.agent_args;
+  args.push_back(absl::StrCat("--metrics-address=0.0.0.0:", opts.agent_port));
   Json c = {
       {"name", kAgentContainer},
       {"image", opts.agent_image},
       {"imagePullPolicy", opts.image_pull_policy},
-      {"args", opts.agent_args},
+      {"args", args},
       {"env", env},
+      {"ports", Json::array({{{"name", opts.agent_port_name},
+                              {"containerPort", opts.agent_port},
+                              {"protocol", "TCP"}}})},
+      // Liveness only: a readiness probe on the sidecar would take the app's pod out of
+      // its Service whenever the agent is unwell. A hung agent is restarted; it reverts
+      // its journal on start.
+      {"livenessProbe",
+       {{"httpGet", {{"path", "/healthz"}, {"port", opts.agent_port_name}}},
+        {"periodSeconds", 10},
+        {"timeoutSeconds", 2},
+        {"failureThreshold", 3}}},
       {"resources", opts.agent_resources},
       {"volumeMounts", Json::array({{{"name", opts.volume_name}, {"mountPath", opts.mount_path}},
                                     {{"name", opts.token_volume_name},
                                      {"mountPath", opts.token_mount_path},
                                      {"readOnly", true}}})},
-      {"securityContext",
-       {{"allowPrivilegeEscalation", false},
-        {"readOnlyRootFilesystem", true},
-        {"capabilities", {{"drop", Json::array({"ALL"})}}}}}};
+      {"securityContext", RestrictedSecurityContext(opts)}};
   return c;
 }
 
@@ -159,10 +181,7 @@ Json InstallContainer(const MutationOptions& opts) {
       {"args", opts.install_args},
       {"resources", opts.agent_resources},
       {"volumeMounts", Json::array({{{"name", opts.volume_name}, {"mountPath", opts.mount_path}}})},
-      {"securityContext",
-       {{"allowPrivilegeEscalation", false},
-        {"readOnlyRootFilesystem", true},
-        {"capabilities", {{"drop", Json::array({"ALL"})}}}}}};
+      {"securityContext", RestrictedSecurityContext(opts)}};
 }
 
 // Sets the marker annotation to the hash of everything else in the template.
@@ -265,6 +284,11 @@ absl::StatusOr<Json> EnrolledTemplate(const Json& original, const EnrollContext&
       ctx.profile_namespace + "/" + ctx.profile_name;
 
   Json& spec = t["spec"];
+  // The agent measures the app's processes through the pod's shared process namespace.
+  if (!spec.value("shareProcessNamespace", false)) {
+    spec["shareProcessNamespace"] = true;
+    meta["annotations"][kSharedPidAnnotation] = "added";
+  }
   Json& volumes = Child(spec, "volumes", Json::array());
   UpsertByName(volumes, Json{{"name", opts.volume_name}, {"emptyDir", Json::object()}});
   UpsertByName(volumes, Json{{"name", opts.token_volume_name},
@@ -323,16 +347,19 @@ absl::StatusOr<Json> TunedTemplate(const Json& original, const Tuning& tuning,
 Json StripEnrollment(const Json& tmpl, const MutationOptions& opts) {
   if (!tmpl.is_object()) return tmpl;
   Json t = tmpl;
+  bool shared_pid_added = false;
   if (t.contains("metadata") && t["metadata"].is_object()) {
     Json& meta = t["metadata"];
     RemoveKey(meta, "labels", kArmLabel);
     RemoveKey(meta, "annotations", kProfileAnnotation);
     RemoveKey(meta, "annotations", kTemplateHashAnnotation);
     RemoveKey(meta, "annotations", kTuningHashAnnotation);
+    shared_pid_added = RemoveKey(meta, "annotations", kSharedPidAnnotation);
     if (meta.empty()) t.erase("metadata");
   }
   if (!t.contains("spec") || !t["spec"].is_object()) return t;
   Json& spec = t["spec"];
+  if (shared_pid_added) spec.erase("shareProcessNamespace");
   RemoveByName(spec, "volumes", opts.volume_name);
   RemoveByName(spec, "volumes", opts.token_volume_name);
   RemoveByName(spec, "initContainers", kInstallContainer);

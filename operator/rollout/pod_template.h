@@ -34,6 +34,8 @@ inline constexpr char kArmPromoted[] = "promoted";
 inline constexpr char kProfileAnnotation[] = "booster.dev/profile";  // ns/name
 inline constexpr char kTemplateHashAnnotation[] = "booster.dev/template-hash";
 inline constexpr char kTuningHashAnnotation[] = "booster.dev/tuning-hash";
+// Set when enrollment turned shareProcessNamespace on (so unenrollment turns it off).
+inline constexpr char kSharedPidAnnotation[] = "booster.dev/share-process-namespace";
 
 // Deployment annotations written by the operator on the target.
 inline constexpr char kOriginalTemplateAnnotation[] = "booster.dev/original-template";
@@ -53,6 +55,11 @@ struct MutationOptions {
   // Arguments of the sidecar and of the init container (the image's entrypoint is
   // booster-agent; see sidecar/main.cc for its command line). Both use mount_path.
   std::vector<std::string> agent_args = {"run", "--state-dir=/booster"};
+  // The agent's /metrics and /healthz, on a named container port (liveness probe).
+  int agent_port = 9901;
+  std::string agent_port_name = "booster-agent";
+  // The uid/gid the agent and the install container run as (never root).
+  int64_t agent_user = 65532;
   std::vector<std::string> install_args = {"install", "/booster"};
   std::string operator_address = "booster-operator.booster-system.svc:9443";
   std::string volume_name = "booster";

@@ -127,6 +127,40 @@ TEST(EnrolledTemplateTest, IsIdempotentAndStripsBackExactly) {
   EXPECT_EQ(StripEnrollment(enrolled, opts), bare);
 }
 
+TEST(EnrolledTemplateTest, TheAgentSeesTheAppRunsRestrictedAndServesItsPort) {
+  absl::StatusOr<Json> t = EnrolledTemplate(Original(), Ctx(), MutationOptions{});
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ((*t)["spec"]["shareProcessNamespace"], true);
+  const Json* agent = Find((*t)["spec"]["containers"], kAgentContainer);
+  ASSERT_NE(agent, nullptr);
+  EXPECT_THAT((*agent)["args"].dump(), HasSubstr("--metrics-address=0.0.0.0:9901"));
+  EXPECT_EQ((*agent)["ports"][0]["name"], "booster-agent");
+  EXPECT_EQ((*agent)["ports"][0]["containerPort"], 9901);
+  EXPECT_EQ((*agent)["livenessProbe"]["httpGet"]["port"], "booster-agent");
+  EXPECT_FALSE(agent->contains("readinessProbe")) << "the sidecar must not gate the app's readiness";
+  for (const Json* c : {agent, Find((*t)["spec"]["initContainers"], kInstallContainer)}) {
+    ASSERT_NE(c, nullptr);
+    const Json& sc = (*c)["securityContext"];
+    EXPECT_EQ(sc["runAsNonRoot"], true);
+    EXPECT_EQ(sc["runAsUser"], 65532);
+    EXPECT_EQ(sc["allowPrivilegeEscalation"], false);
+    EXPECT_EQ(sc["seccompProfile"]["type"], "RuntimeDefault");
+    EXPECT_EQ(sc["capabilities"]["drop"], Json::array({"ALL"}));
+  }
+}
+
+TEST(EnrolledTemplateTest, AProcessNamespaceSharedBeforeStaysSharedWhenStripped) {
+  Json original = Original();
+  original["spec"]["shareProcessNamespace"] = true;
+  absl::StatusOr<Json> t = EnrolledTemplate(original, Ctx(), MutationOptions{});
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(StripEnrollment(*t, MutationOptions{}), original);
+  // Turned on by enrollment: turned off again.
+  absl::StatusOr<Json> u = EnrolledTemplate(Original(), Ctx(), MutationOptions{});
+  ASSERT_TRUE(u.ok());
+  EXPECT_FALSE(StripEnrollment(*u, MutationOptions{})["spec"].contains("shareProcessNamespace"));
+}
+
 TEST(EnrolledTemplateTest, SelectsContainersByName) {
   EnrollContext ctx = Ctx();
   ctx.containers = {"app"};

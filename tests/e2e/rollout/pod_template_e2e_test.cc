@@ -2,12 +2,15 @@
 // operator: a Deployment whose template is EnrolledTemplate(...) or TunedTemplate(...)
 // gets Ready pods, the install init container put libbooster.so into the shared volume,
 // the agent sidecar runs and reports, the runtime library is mapped into the app's
-// process (seen through the host PID namespace), and the tuned template's sysctl, Go
-// knobs and library knobs reach the app's network namespace and environment.
+// process (seen through the host PID namespace), the agent runs as a non-root user and
+// samples the app's processes through the shared process namespace (its /metrics on the
+// named port), and the tuned template's sysctl, Go knobs and library knobs reach the
+// app's network namespace and environment.
 #include <string>
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
@@ -89,6 +92,34 @@ class PodTemplateE2eTest : public ::testing::Test {
         },
         absl::Seconds(30));
     EXPECT_TRUE(hello.ok()) << hello;
+
+    // It runs as a non-root user, and through the pod's shared process namespace it
+    // samples the app's processes: its /metrics on the named port shows their memory.
+    absl::StatusOr<pid_t> agent_pid = ContainerPid(ns_.name(), pod, rollout::kAgentContainer);
+    EXPECT_TRUE(agent_pid.ok()) << agent_pid.status();
+    if (agent_pid.ok()) {
+      absl::StatusOr<std::string> status = ReadFile(absl::StrCat("/proc/", *agent_pid, "/status"));
+      EXPECT_THAT(status.value_or(""), HasSubstr("\nUid:\t65532\t"));
+    }
+    const std::string ip = (*p).value("/status/podIP"_json_pointer, "");
+    std::string metrics;
+    absl::Status sampled = WaitFor(
+        [&]() -> absl::StatusOr<bool> {
+          absl::StatusOr<std::string> m = RunCommand(
+              {"curl", "-sf", "--max-time", "5", absl::StrCat("http://", ip, ":9901/metrics")});
+          if (!m.ok()) return absl::UnavailableError(m.status().message());
+          metrics = *m;
+          for (absl::string_view line : absl::StrSplit(metrics, '\n')) {
+            double v = 0;
+            if (absl::StartsWith(line, "booster_pod_rss_bytes") &&
+                absl::SimpleAtod(line.substr(line.rfind(' ') + 1), &v) && v > 0) {
+              return true;
+            }
+          }
+          return absl::UnavailableError("no app memory sampled yet");
+        },
+        absl::Seconds(90));
+    EXPECT_TRUE(sampled.ok()) << sampled << "\n" << metrics;
 
     absl::StatusOr<pid_t> pid = ContainerPid(ns_.name(), pod, "web");
     EXPECT_TRUE(pid.ok()) << pid.status();
