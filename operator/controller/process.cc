@@ -1,0 +1,427 @@
+#include "operator/controller/process.h"
+
+#include <chrono>
+#include <cstdlib>
+#include <functional>
+#include <map>
+
+#include "CivetServer.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "operator/controller/log.h"
+#include "operator/kube/api_status.h"
+#include "operator/kube/config.h"
+#include "operator/kube/cpprest_transport.h"
+#include "prometheus/counter.h"
+#include "prometheus/exposer.h"
+#include "prometheus/family.h"
+#include "prometheus/gauge.h"
+#include "prometheus/histogram.h"
+#include "prometheus/registry.h"
+
+namespace booster::controller {
+namespace {
+
+std::string HostOf(const std::string& bind) { return bind.substr(0, bind.rfind(':')); }
+
+std::string Getenv(const char* name) {
+  const char* v = std::getenv(name);
+  return v == nullptr ? "" : v;
+}
+
+// What a probe answers, with the reason when it is not ok.
+struct ProbeAnswer {
+  bool ok;
+  std::string reason;
+};
+
+class ProbeHandler final : public CivetHandler {
+ public:
+  explicit ProbeHandler(std::function<ProbeAnswer()> probe) : probe_(std::move(probe)) {}
+  bool handleGet(CivetServer*, struct mg_connection* conn) override {
+    ProbeAnswer a = probe_();
+    const std::string body = a.ok ? "ok\n" : a.reason + "\n";
+    mg_printf(conn,
+              "HTTP/1.1 %d %s\r\nContent-Type: text/plain\r\nContent-Length: %zu\r\n"
+              "Connection: close\r\n\r\n%s",
+              a.ok ? 200 : 503, a.ok ? "OK" : "Service Unavailable", body.size(), body.c_str());
+    return true;
+  }
+
+ private:
+  std::function<ProbeAnswer()> probe_;
+};
+
+}  // namespace
+
+// Per-profile gauges (series of a deleted profile are removed) and the process's own.
+class OperatorMetrics final : public ReconcileObserver {
+ public:
+  OperatorMetrics()
+      : registry(std::make_shared<prometheus::Registry>()),
+        reconcile_total(prometheus::BuildCounter()
+                            .Name("booster_operator_reconcile_total")
+                            .Help("Reconciles of BoosterProfiles by result")
+                            .Register(*registry)),
+        reconcile_errors(prometheus::BuildCounter()
+                             .Name("booster_operator_reconcile_errors_total")
+                             .Help("Reconciles that ended with an error (retried)")
+                             .Register(*registry)
+                             .Add({})),
+        reconcile_duration(prometheus::BuildHistogram()
+                               .Name("booster_operator_reconcile_duration_seconds")
+                               .Help("Time of one reconcile, API calls included")
+                               .Register(*registry)
+                               .Add({}, prometheus::Histogram::BucketBoundaries{
+                                            0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
+                                            0.5, 1, 2.5, 5, 10})),
+        leader(prometheus::BuildGauge()
+                   .Name("booster_operator_leader")
+                   .Help("1 while this replica is the leader")
+                   .Register(*registry)
+                   .Add({})),
+        informer_synced(prometheus::BuildGauge()
+                            .Name("booster_operator_informer_synced")
+                            .Help("1 once the informer's first list is cached")
+                            .Register(*registry)),
+        informer_events(prometheus::BuildGauge()
+                            .Name("booster_operator_informer_events")
+                            .Help("Watch events handled by each informer")
+                            .Register(*registry)),
+        informer_objects(prometheus::BuildGauge()
+                             .Name("booster_operator_informer_objects")
+                             .Help("Objects cached by each informer")
+                             .Register(*registry)),
+        phase_(prometheus::BuildGauge()
+                   .Name("booster_operator_profile_phase")
+                   .Help("1 for the current phase of each BoosterProfile, 0 for the others")
+                   .Register(*registry)),
+        weight_(prometheus::BuildGauge()
+                    .Name("booster_operator_profile_canary_weight")
+                    .Help("Percent of the replicas on the canary")
+                    .Register(*registry)) {}
+
+  void Reconciled(const std::string& ns, const std::string& name,
+                  const rollout::RolloutStatus& status) override {
+    std::lock_guard<std::mutex> l(mu_);
+    for (rollout::Phase p : kPhases) {
+      phase_
+          .Add({{"namespace", ns}, {"profile", name}, {"phase", std::string(rollout::PhaseName(p))}})
+          .Set(p == status.phase ? 1 : 0);
+    }
+    weight_.Add({{"namespace", ns}, {"profile", name}}).Set(status.canary_weight);
+    known_[ns + "/" + name] = true;
+  }
+
+  void Forgotten(const std::string& ns, const std::string& name) override {
+    std::lock_guard<std::mutex> l(mu_);
+    if (known_.erase(ns + "/" + name) == 0) return;
+    for (rollout::Phase p : kPhases) {
+      phase_.Remove(&phase_.Add(
+          {{"namespace", ns}, {"profile", name}, {"phase", std::string(rollout::PhaseName(p))}}));
+    }
+    weight_.Remove(&weight_.Add({{"namespace", ns}, {"profile", name}}));
+  }
+
+  std::shared_ptr<prometheus::Registry> registry;
+  prometheus::Family<prometheus::Counter>& reconcile_total;
+  prometheus::Counter& reconcile_errors;
+  prometheus::Histogram& reconcile_duration;
+  prometheus::Gauge& leader;
+  prometheus::Family<prometheus::Gauge>& informer_synced;
+  prometheus::Family<prometheus::Gauge>& informer_events;
+  prometheus::Family<prometheus::Gauge>& informer_objects;
+
+ private:
+  static constexpr rollout::Phase kPhases[] = {
+      rollout::Phase::kPending,     rollout::Phase::kEnrolling, rollout::Phase::kProgressing,
+      rollout::Phase::kPaused,      rollout::Phase::kPromoting, rollout::Phase::kPromoted,
+      rollout::Phase::kRollingBack, rollout::Phase::kRolledBack, rollout::Phase::kFailed};
+  std::mutex mu_;
+  prometheus::Family<prometheus::Gauge>& phase_;
+  prometheus::Family<prometheus::Gauge>& weight_;
+  std::map<std::string, bool> known_;
+};
+
+// /metrics (prometheus-cpp) and /healthz, /readyz (CivetWeb, real 503s).
+class HttpEndpoints {
+ public:
+  static absl::StatusOr<std::unique_ptr<HttpEndpoints>> Start(
+      const OperatorOptions& options, std::shared_ptr<prometheus::Registry> registry,
+      std::function<ProbeAnswer()> healthz, std::function<ProbeAnswer()> readyz) {
+    auto e = std::unique_ptr<HttpEndpoints>(new HttpEndpoints(std::move(healthz), std::move(readyz)));
+    try {
+      e->exposer_ = std::make_unique<prometheus::Exposer>(options.metrics_bind_address, 2);
+    } catch (const std::exception& ex) {
+      return absl::UnavailableError(
+          absl::StrCat("cannot serve metrics on ", options.metrics_bind_address, ": ", ex.what()));
+    }
+    e->exposer_->RegisterCollectable(registry);
+    try {
+      std::vector<std::string> civet = {"listening_ports", options.health_probe_bind_address,
+                                        "num_threads", "2"};
+      e->probes_ = std::make_unique<CivetServer>(civet);
+    } catch (const std::exception& ex) {
+      return absl::UnavailableError(absl::StrCat("cannot serve health probes on ",
+                                                 options.health_probe_bind_address, ": ",
+                                                 ex.what()));
+    }
+    e->probes_->addHandler("/healthz", e->healthz_);
+    e->probes_->addHandler("/readyz", e->readyz_);
+    Log(Level::kInfo, "serving",
+        {{"endpoint", "metrics"},
+         {"address", absl::StrCat(HostOf(options.metrics_bind_address), ":", e->metrics_port())},
+         {"path", "/metrics"}});
+    Log(Level::kInfo, "serving",
+        {{"endpoint", "health"},
+         {"address", absl::StrCat(HostOf(options.health_probe_bind_address), ":",
+                                  e->health_port())},
+         {"path", "/healthz,/readyz"}});
+    return e;
+  }
+  int metrics_port() const {
+    std::vector<int> p = exposer_->GetListeningPorts();
+    return p.empty() ? 0 : p.front();
+  }
+  int health_port() const {
+    std::vector<int> p = probes_->getListeningPorts();
+    return p.empty() ? 0 : p.front();
+  }
+
+ private:
+  HttpEndpoints(std::function<ProbeAnswer()> healthz, std::function<ProbeAnswer()> readyz)
+      : healthz_(std::move(healthz)), readyz_(std::move(readyz)) {}
+  ProbeHandler healthz_, readyz_;
+  std::unique_ptr<prometheus::Exposer> exposer_;
+  std::unique_ptr<CivetServer> probes_;  // destroyed first: it calls the handlers
+};
+
+absl::StatusOr<std::unique_ptr<kube::Client>> OperatorProcess::NewClient(
+    const OperatorOptions& options) {
+  absl::StatusOr<kube::Config> config = options.kubeconfig.empty()
+                                            ? kube::InClusterConfig(Getenv)
+                                            : kube::LoadKubeconfig(options.kubeconfig);
+  if (!config.ok()) {
+    return absl::Status(config.status().code(),
+                        absl::StrCat("cannot load the cluster configuration (",
+                                     options.kubeconfig.empty() ? "in-cluster" : options.kubeconfig,
+                                     "): ", config.status().message()));
+  }
+  config->qps = 50;
+  config->burst = 100;
+  return kube::NewClient(*config);
+}
+
+OperatorProcess::OperatorProcess(const OperatorOptions& options,
+                                 std::unique_ptr<kube::Client> client, Clock* clock)
+    : options_(options), clock_(clock), client_(std::move(client)) {}
+
+OperatorProcess::~OperatorProcess() {
+  if (elector_thread_.joinable()) {
+    elector_->Stop();
+    elector_thread_.join();
+  }
+}
+
+absl::StatusOr<std::unique_ptr<OperatorProcess>> OperatorProcess::Create(
+    const OperatorOptions& options, std::unique_ptr<kube::Client> client, Clock* clock) {
+  auto p = std::unique_ptr<OperatorProcess>(new OperatorProcess(options, std::move(client), clock));
+  absl::Status s = p->Build();
+  if (!s.ok()) return s;
+  return p;
+}
+
+absl::Status OperatorProcess::Build() {
+  metrics_ = std::make_unique<OperatorMetrics>();
+  kube::Client* c = client_.get();
+  auto informer = [&](const kube::Resource& r, std::string selector) {
+    kube::InformerOptions io;
+    io.ns = options_.ns;
+    io.label_selector = std::move(selector);
+    io.index_owner = false;
+    return std::make_unique<kube::Informer>(c, r, io, clock_);
+  };
+  profiles_ = informer(kBoosterProfiles, "");
+  profiles_->store().AddIndexer(kTargetIndex, ProfileTargetIndexFunc);
+  deployments_ = informer(kube::kDeployments, "");
+  replicasets_ = informer(kReplicaSets, rollout::kArmLabel);
+  pods_ = informer(kube::kPods, rollout::kArmLabel);
+  hpas_ = informer(kHorizontalPodAutoscalers, "");
+  informers_ = {{"boosterprofiles", profiles_.get()},
+                {"deployments", deployments_.get()},
+                {"replicasets", replicasets_.get()},
+                {"pods", pods_.get()},
+                {"horizontalpodautoscalers", hpas_.get()}};
+
+  recorder_ = std::make_unique<kube::EventRecorder>(c, "booster-operator", clock_,
+                                                    options_.identity);
+  ReconcilerOptions ro;
+  ro.mutation.agent_image = options_.agent_image;
+  ro.mutation.image_pull_policy = options_.agent_image_pull_policy;
+  reconciler_ = std::make_unique<ProfileReconciler>(
+      c, ReconcilerStores{&profiles_->store(), &deployments_->store(), &hpas_->store()},
+      recorder_.get(), &verdicts_, clock_, ro, metrics_.get());
+  controller_ = std::make_unique<kube::Controller>(
+      clock_, [this](const std::string& key) { return ReconcileAndMeasure(key); },
+      kube::ControllerOptions{.workers = options_.workers});
+  profiles_->AddEventHandler(EnqueueSelf(controller_.get()));
+  const kube::Store* ps = &profiles_->store();
+  deployments_->AddEventHandler(EnqueueProfilesOf(ps, ObjectKind::kDeployment, controller_.get()));
+  replicasets_->AddEventHandler(EnqueueProfilesOf(ps, ObjectKind::kReplicaSet, controller_.get()));
+  pods_->AddEventHandler(EnqueueProfilesOf(ps, ObjectKind::kPod, controller_.get()));
+  hpas_->AddEventHandler(EnqueueProfilesOf(ps, ObjectKind::kHpa, controller_.get()));
+
+  absl::StatusOr<std::unique_ptr<HttpEndpoints>> endpoints = HttpEndpoints::Start(
+      options_, metrics_->registry,
+      [this]() -> ProbeAnswer {
+        if (stopping_.load()) return {false, "shutting down"};
+        return {true, ""};
+      },
+      [this]() -> ProbeAnswer {
+        if (stopping_.load()) return {false, "shutting down"};
+        std::string waiting = InformersNotSynced();
+        if (!waiting.empty()) return {false, "informers not synced: " + waiting};
+        if (workers_running_.load()) return {true, ""};
+        if (!options_.leader_elect) return {false, "workers not started"};
+        if (elector_running_.load()) return {true, ""};  // standing by for the Lease
+        return {false, "leader election not running"};
+      });
+  if (!endpoints.ok()) return endpoints.status();
+  endpoints_ = *std::move(endpoints);
+  return absl::OkStatus();
+}
+
+int OperatorProcess::metrics_port() const { return endpoints_->metrics_port(); }
+int OperatorProcess::health_port() const { return endpoints_->health_port(); }
+
+absl::StatusOr<kube::Result> OperatorProcess::ReconcileAndMeasure(const std::string& key) {
+  const auto start = std::chrono::steady_clock::now();
+  absl::StatusOr<kube::Result> r = reconciler_->Reconcile(key);
+  metrics_->reconcile_duration.Observe(
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  std::string result = "success";
+  if (!r.ok()) {
+    result = kube::IsConflict(r.status()) ? "conflict" : "error";
+    metrics_->reconcile_errors.Increment();
+    if (!kube::IsConflict(r.status())) {
+      Log(Level::kWarning, "reconcile failed; retrying with backoff",
+          {{"profile", key}, {"error", r.status().ToString()}});
+    }
+  } else if (r->requeue_after > absl::ZeroDuration()) {
+    result = "requeue";
+  }
+  metrics_->reconcile_total.Add({{"result", result}}).Increment();
+  return r;
+}
+
+std::string OperatorProcess::InformersNotSynced() const {
+  std::vector<std::string> waiting;
+  for (const auto& [name, inf] : informers_) {
+    if (!inf->HasSynced()) waiting.push_back(name);
+  }
+  return absl::StrJoin(waiting, ", ");
+}
+
+void OperatorProcess::RefreshInformerMetrics() {
+  for (const auto& [name, inf] : informers_) {
+    metrics_->informer_synced.Add({{"resource", name}}).Set(inf->HasSynced() ? 1 : 0);
+    metrics_->informer_events.Add({{"resource", name}})
+        .Set(static_cast<double>(inf->EventsHandled()));
+    metrics_->informer_objects.Add({{"resource", name}})
+        .Set(static_cast<double>(inf->store().Size()));
+  }
+}
+
+void OperatorProcess::RequestStop(const std::string& why) {
+  Log(Level::kInfo, "stop requested; shutting down", {{"reason", why}});
+  std::lock_guard<std::mutex> l(mu_);
+  stop_requested_ = true;
+  cv_.notify_all();
+}
+
+void OperatorProcess::StartElection() {
+  kube::LeaderElectionConfig lc;
+  lc.ns = options_.leader_election_namespace;
+  lc.name = options_.leader_election_id;
+  lc.identity = options_.identity;
+  elector_ = std::make_unique<kube::LeaderElector>(client_.get(), lc, clock_);
+  elector_running_ = true;
+  elector_thread_ = std::thread([this, lease = lc.ns + "/" + lc.name, identity = lc.identity] {
+    Log(Level::kInfo, "campaigning for the Lease", {{"lease", lease}, {"identity", identity}});
+    elector_->Run(
+        [&] {
+          metrics_->leader.Set(1);
+          Log(Level::kInfo, "leading", {{"lease", lease}});
+          std::lock_guard<std::mutex> l(mu_);
+          leading_ = true;
+          cv_.notify_all();
+        },
+        [&] {
+          metrics_->leader.Set(0);
+          std::lock_guard<std::mutex> l(mu_);
+          if (!stopping_.load()) lost_ = true;
+          cv_.notify_all();
+        });
+    elector_running_ = false;
+    std::lock_guard<std::mutex> l(mu_);
+    if (!stopping_.load()) lost_ = true;  // Run returned without Stop(): the Lease is lost
+    cv_.notify_all();
+  });
+}
+
+int OperatorProcess::Run() {
+  for (const auto& [name, inf] : informers_) inf->Start();
+  if (options_.leader_elect) {
+    StartElection();
+  } else {
+    std::lock_guard<std::mutex> l(mu_);
+    leading_ = true;
+  }
+
+  int exit_code = 0;
+  {
+    std::unique_lock<std::mutex> l(mu_);
+    absl::Time last_sync_log = absl::InfinitePast();
+    while (!stop_requested_ && !lost_) {
+      cv_.wait_for(l, std::chrono::seconds(1));
+      l.unlock();
+      RefreshInformerMetrics();
+      l.lock();
+      if (stop_requested_ || lost_ || !leading_ || workers_running_.load()) continue;
+      std::string waiting = InformersNotSynced();
+      if (!waiting.empty()) {
+        if (absl::Now() - last_sync_log > absl::Seconds(10)) {
+          Log(Level::kInfo, "waiting for informers to sync", {{"informers", waiting}});
+          last_sync_log = absl::Now();
+        }
+        continue;
+      }
+      for (const std::string& key : profiles_->store().ListKeys()) controller_->Enqueue(key);
+      controller_->Start();
+      workers_running_ = true;
+      Log(Level::kInfo, "workers started",
+          {{"workers", absl::StrCat(options_.workers)},
+           {"profiles", absl::StrCat(profiles_->store().Size())}});
+    }
+    if (lost_ && !stop_requested_) {
+      Log(Level::kError, "leadership lost; exiting so a restart campaigns afresh");
+      exit_code = 1;
+    }
+  }
+
+  // Workers first (nothing acts without the Lease), then the Lease, then the watches.
+  stopping_ = true;
+  if (workers_running_.load()) controller_->Stop();
+  workers_running_ = false;
+  if (elector_ != nullptr && elector_thread_.joinable()) {
+    elector_->Stop();
+    elector_thread_.join();
+    Log(Level::kInfo, "lease released",
+        {{"lease", options_.leader_election_namespace + "/" + options_.leader_election_id}});
+  }
+  for (const auto& [name, inf] : informers_) inf->Stop();
+  endpoints_.reset();
+  return exit_code;
+}
+
+}  // namespace booster::controller

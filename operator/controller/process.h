@@ -1,0 +1,100 @@
+// The booster-operator process as an object that owns its parts and their order:
+//
+//   Start: /metrics and /healthz,/readyz -> informers -> leader election (or not)
+//   Run:   workers start once this replica leads and every informer has synced
+//   Stop:  workers -> the Lease -> the watches -> the HTTP endpoints
+//
+// main() only parses the flags, blocks the termination signals and hands one of them to
+// RequestStop(); everything else, and its teardown, lives here.
+//
+//   absl::StatusOr<std::unique_ptr<OperatorProcess>> p = OperatorProcess::Create(options);
+//   std::thread t([&] { sigwait(...); (*p)->RequestStop("SIGTERM"); });
+//   int code = (*p)->Run();   // 0 after a requested stop, 1 when leadership was lost
+#ifndef BOOSTER_OPERATOR_CONTROLLER_PROCESS_H_
+#define BOOSTER_OPERATOR_CONTROLLER_PROCESS_H_
+
+#include <atomic>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "common/clock.h"
+#include "operator/controller/options.h"
+#include "operator/controller/reconciler.h"
+#include "operator/kube/client.h"
+#include "operator/kube/controller.h"
+#include "operator/kube/events.h"
+#include "operator/kube/informer.h"
+#include "operator/kube/leader_election.h"
+
+namespace booster::controller {
+
+class OperatorMetrics;  // prometheus-cpp registry and families (process.cc)
+class HttpEndpoints;    // the /metrics exposer and the probe server (process.cc)
+
+class OperatorProcess {
+ public:
+  // Builds every part (nothing runs yet) against `client`; binds the HTTP endpoints, so a
+  // taken port is an error here. `clock` is not owned.
+  static absl::StatusOr<std::unique_ptr<OperatorProcess>> Create(
+      const OperatorOptions& options, std::unique_ptr<kube::Client> client,
+      Clock* clock = &RealClock::Get());
+  // The cluster configuration from the options (kubeconfig or in-cluster) and its client.
+  static absl::StatusOr<std::unique_ptr<kube::Client>> NewClient(const OperatorOptions& options);
+
+  ~OperatorProcess();
+  OperatorProcess(const OperatorProcess&) = delete;
+  OperatorProcess& operator=(const OperatorProcess&) = delete;
+
+  // Starts the parts, waits for a stop request or the loss of the Lease, stops the parts in
+  // order. Returns the exit code. Call once.
+  int Run();
+  // Thread-safe; `why` goes into the log.
+  void RequestStop(const std::string& why);
+
+  // Bound ports of the endpoints (tests pass ":0").
+  int metrics_port() const;
+  int health_port() const;
+
+ private:
+  OperatorProcess(const OperatorOptions& options, std::unique_ptr<kube::Client> client,
+                  Clock* clock);
+  absl::Status Build();
+  void StartElection();
+  std::string InformersNotSynced() const;
+  void RefreshInformerMetrics();
+  absl::StatusOr<kube::Result> ReconcileAndMeasure(const std::string& key);
+
+  const OperatorOptions options_;
+  Clock* const clock_;
+  std::unique_ptr<kube::Client> client_;
+  std::unique_ptr<OperatorMetrics> metrics_;
+
+  // Informers, in the order they start; the reconciler reads their stores.
+  std::unique_ptr<kube::Informer> profiles_, deployments_, replicasets_, pods_, hpas_;
+  std::vector<std::pair<std::string, kube::Informer*>> informers_;
+
+  std::unique_ptr<kube::EventRecorder> recorder_;
+  rollout::TimeVerdictSource verdicts_;
+  std::unique_ptr<ProfileReconciler> reconciler_;
+  std::unique_ptr<kube::Controller> controller_;
+  std::unique_ptr<kube::LeaderElector> elector_;
+  std::thread elector_thread_;
+  std::unique_ptr<HttpEndpoints> endpoints_;  // last member: probes read the others
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_requested_ = false;  // guarded by mu_
+  bool leading_ = false;         // guarded by mu_
+  bool lost_ = false;            // guarded by mu_
+  std::atomic<bool> stopping_{false}, workers_running_{false}, elector_running_{false};
+};
+
+}  // namespace booster::controller
+
+#endif  // BOOSTER_OPERATOR_CONTROLLER_PROCESS_H_
