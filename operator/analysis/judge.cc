@@ -1,0 +1,406 @@
+#include "operator/analysis/judge.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "operator/analysis/mann_whitney.h"
+
+namespace booster::analysis {
+namespace {
+
+using rollout::AnalysisSpec;
+using rollout::MetricSpec;
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+double Median(std::vector<double> v) {
+  if (v.empty()) return kNaN;
+  const size_t mid = v.size() / 2;
+  std::nth_element(v.begin(), v.begin() + static_cast<ptrdiff_t>(mid), v.end());
+  const double hi = v[mid];
+  if (v.size() % 2 == 1) return hi;
+  const double lo = *std::max_element(v.begin(), v.begin() + static_cast<ptrdiff_t>(mid));
+  return lo + (hi - lo) / 2;
+}
+
+std::vector<double> AbsoluteDeviations(const std::vector<double>& v, double centre) {
+  std::vector<double> d;
+  d.reserve(v.size());
+  for (double x : v) d.push_back(std::fabs(x - centre));
+  return d;
+}
+
+ArmSummary Summarise(const std::vector<double>& v) {
+  ArmSummary s;
+  s.n = static_cast<int>(v.size());
+  if (v.empty()) return s;
+  s.median = Median(v);
+  double sum = 0;
+  for (double x : v) sum += x;
+  s.mean = sum / static_cast<double>(v.size());
+  s.mad = Median(AbsoluteDeviations(v, s.median));
+  return s;
+}
+
+absl::Time Midpoint(const Window& w) { return w.start + (w.end - w.start) / 2; }
+
+// Windows a comparison may use: finite values, sane times, pods past their warm-up.
+std::vector<const Window*> Usable(const MetricWindows& arm, const std::string& metric,
+                                  absl::Duration warmup, int& warming) {
+  std::vector<const Window*> out;
+  auto it = arm.find(metric);
+  if (it == arm.end()) return out;
+  for (const Window& w : it->second) {
+    if (!std::isfinite(w.value) || w.end < w.start) continue;
+    if (w.pod_start != absl::InfinitePast() && w.start - w.pod_start < warmup) {
+      ++warming;
+      continue;
+    }
+    out.push_back(&w);
+  }
+  return out;
+}
+
+// Both arms over the same time range only: the overlap of the two arms' window ranges. Pods
+// do not align their windows, so a window belongs to the range when its midpoint does.
+void SameTimeRange(std::vector<const Window*>& a, std::vector<const Window*>& b) {
+  if (a.empty() || b.empty()) return;
+  auto range = [](const std::vector<const Window*>& ws) {
+    absl::Time lo = absl::InfiniteFuture();
+    absl::Time hi = absl::InfinitePast();
+    for (const Window* w : ws) {
+      lo = std::min(lo, w->start);
+      hi = std::max(hi, w->end);
+    }
+    return std::make_pair(lo, hi);
+  };
+  const auto [alo, ahi] = range(a);
+  const auto [blo, bhi] = range(b);
+  const absl::Time lo = std::max(alo, blo);
+  const absl::Time hi = std::min(ahi, bhi);
+  auto outside = [&](const Window* w) {
+    const absl::Time mid = Midpoint(*w);
+    return mid < lo || mid > hi;
+  };
+  a.erase(std::remove_if(a.begin(), a.end(), outside), a.end());
+  b.erase(std::remove_if(b.begin(), b.end(), outside), b.end());
+}
+
+std::vector<double> Values(const std::vector<const Window*>& ws) {
+  std::vector<double> v;
+  v.reserve(ws.size());
+  for (const Window* w : ws) v.push_back(w->value);
+  return v;
+}
+
+std::string Num(double v) { return absl::StrFormat("%.3g", v); }
+
+std::string Percent(double change) {
+  if (std::isinf(change)) return change > 0 ? "up from zero" : "down from zero";
+  return absl::StrFormat("%+.1f%%", change);
+}
+
+struct Alphas {
+  double look = 0;         // this look's share of 1 - confidence
+  double location = 0;     // per metric, canary worse
+  double spread = 0;       // per metric, spread blow-up (step ends)
+  double improvement = 0;  // canary better (minImprovementPercent, step ends)
+};
+
+Alphas SpendAlpha(const AnalysisSpec& spec, const Look& look) {
+  const double total = std::clamp(1.0 - spec.confidence, 0.0, 1.0);
+  const double metrics = static_cast<double>(std::max<size_t>(1, spec.metrics.size()));
+  Alphas a;
+  a.look = total / static_cast<double>(std::max(1, look.planned));
+  a.location = a.look * kLocationShare / metrics;
+  a.spread = a.look * (1 - kLocationShare) / metrics;
+  // Promotion needs every such metric to show its improvement (an intersection-union test:
+  // no split over metrics), at one of the step's step-end looks.
+  a.improvement = total / static_cast<double>(std::max(1, look.step_ends));
+  return a;
+}
+
+// Why windows went missing, for the note of a metric short of them.
+struct Dropped {
+  int warming = 0;        // from pods still in their warm-up
+  int out_of_range = 0;   // outside the arms' common time range
+  bool disjoint = false;  // both arms had windows, but at no common time
+};
+
+std::string Counts(const MetricEvidence& e, int needed, const Dropped& dropped) {
+  std::string out = absl::StrCat(e.name, " has ", e.baseline.n, " baseline and ", e.canary.n,
+                                 " canary windows of the ", needed, " needed per arm");
+  if (dropped.disjoint) {
+    absl::StrAppend(&out, " (the arms' windows do not overlap in time)");
+  } else if (dropped.out_of_range > 0) {
+    absl::StrAppend(&out, " (", dropped.out_of_range,
+                    " outside the time range both arms cover not counted)");
+  }
+  if (dropped.warming > 0) {
+    absl::StrAppend(&out, " (", dropped.warming, " from pods in warm-up not counted)");
+  }
+  return out;
+}
+
+MetricEvidence JudgeMetric(const AnalysisSpec& spec, const MetricSpec& metric,
+                           const ArmWindows& windows, const Look& look, const Alphas& alpha,
+                           const JudgeOptions& options) {
+  MetricEvidence e;
+  e.name = metric.name;
+  e.required = metric.required;
+  const absl::Duration warmup = options.warmup.value_or(spec.interval);
+  Dropped dropped;
+  std::vector<const Window*> b = Usable(windows.baseline, metric.name, warmup, dropped.warming);
+  std::vector<const Window*> c = Usable(windows.canary, metric.name, warmup, dropped.warming);
+  const size_t usable = b.size() + c.size();
+  const bool both = !b.empty() && !c.empty();
+  SameTimeRange(b, c);
+  dropped.out_of_range = static_cast<int>(usable - b.size() - c.size());
+  dropped.disjoint = both && (b.empty() || c.empty());
+  const std::vector<double> bv = Values(b);
+  const std::vector<double> cv = Values(c);
+  e.baseline = Summarise(bv);
+  e.canary = Summarise(cv);
+
+  if (e.baseline.n < spec.min_samples || e.canary.n < spec.min_samples) {
+    e.note = Counts(e, spec.min_samples, dropped);
+    if (!look.step_over) {
+      e.verdict = MetricVerdict::kWait;
+    } else {
+      e.verdict = metric.required ? MetricVerdict::kInconclusive : MetricVerdict::kSkipped;
+    }
+    return e;
+  }
+
+  // The change of the centres. Sparse counts (errors, overflows) have a zero median most of
+  // the time; their means still move, so they carry the change then.
+  double base = e.baseline.median;
+  double canary = e.canary.median;
+  if (base == 0) {
+    base = e.baseline.mean;
+    canary = e.canary.mean;
+    e.change_of_means = true;
+  }
+  if (base != 0) {
+    e.change_percent = 100 * (canary - base) / std::fabs(base);
+  } else {
+    e.change_percent = canary == 0 ? 0 : (canary > 0 ? kInf : -kInf);
+  }
+  const bool lower_is_better = MetricDirection(metric.name) == Direction::kLowerIsBetter;
+  const double regression = lower_is_better ? e.change_percent : -e.change_percent;
+
+  // Canary worse: larger for lower-is-better metrics, smaller for throughput.
+  e.p_value =
+      lower_is_better ? MannWhitneyGreater(cv, bv).p_value : MannWhitneyGreater(bv, cv).p_value;
+  e.alpha = alpha.location;
+  const std::string figures = absl::StrCat(e.change_of_means ? "mean " : "median ", Num(canary),
+                                           " vs ", Num(base), ", p=", Num(e.p_value));
+  if (e.p_value <= alpha.location && regression > metric.max_regression_percent) {
+    e.verdict = MetricVerdict::kFail;
+    e.note = absl::StrCat(metric.name, " is worse (", Percent(e.change_percent), ", ", figures,
+                          " <= ", Num(alpha.location), "), beyond the ",
+                          Num(metric.max_regression_percent), "% allowed");
+    return e;
+  }
+  if (!look.step_over) {
+    e.verdict = MetricVerdict::kWait;
+    e.note = absl::StrCat(metric.name, " ", Percent(e.change_percent), " (", figures, ")");
+    return e;
+  }
+
+  // Contradictory evidence: the canary's spread blew up while its centre did not fail.
+  e.spread_ratio =
+      e.baseline.mad > 0 ? e.canary.mad / e.baseline.mad : (e.canary.mad > 0 ? kInf : 1.0);
+  e.spread_p_value = MannWhitneyGreater(AbsoluteDeviations(cv, e.canary.median),
+                                        AbsoluteDeviations(bv, e.baseline.median))
+                         .p_value;
+  if (e.spread_ratio > options.spread_ratio && e.spread_p_value <= alpha.spread) {
+    e.verdict = MetricVerdict::kInconclusive;
+    e.note = absl::StrCat(metric.name, " spread ", Num(e.spread_ratio),
+                          "x the baseline's (MAD, p=", Num(e.spread_p_value), ") while it moved ",
+                          Percent(e.change_percent));
+    return e;
+  }
+
+  if (metric.min_improvement_percent.has_value()) {
+    e.improvement_p_value =
+        lower_is_better ? MannWhitneyGreater(bv, cv).p_value : MannWhitneyGreater(cv, bv).p_value;
+    const double improvement = -regression;
+    if (e.improvement_p_value > alpha.improvement ||
+        !(improvement >= *metric.min_improvement_percent)) {
+      e.verdict = MetricVerdict::kInconclusive;
+      e.note =
+          absl::StrCat(metric.name, " did not show the ", Num(*metric.min_improvement_percent),
+                       "% improvement required (", Percent(e.change_percent),
+                       ", p=", Num(e.improvement_p_value), " vs ", Num(alpha.improvement), ")");
+      return e;
+    }
+  }
+  e.verdict = MetricVerdict::kPass;
+  e.note = absl::StrCat(metric.name, " ", Percent(e.change_percent), " (p=", Num(e.p_value), ")");
+  return e;
+}
+
+std::vector<std::string> NotesOf(const std::vector<MetricEvidence>& metrics,
+                                 MetricVerdict verdict) {
+  std::vector<std::string> notes;
+  for (const MetricEvidence& e : metrics) {
+    if (e.verdict == verdict) notes.push_back(e.note);
+  }
+  return notes;
+}
+
+}  // namespace
+
+absl::string_view DecisionKindName(DecisionKind kind) {
+  switch (kind) {
+    case DecisionKind::kWait:
+      return "Wait";
+    case DecisionKind::kPass:
+      return "Pass";
+    case DecisionKind::kFail:
+      return "Fail";
+    case DecisionKind::kInconclusive:
+      return "Inconclusive";
+  }
+  return "Wait";
+}
+
+absl::string_view MetricVerdictName(MetricVerdict verdict) {
+  switch (verdict) {
+    case MetricVerdict::kWait:
+      return "Wait";
+    case MetricVerdict::kPass:
+      return "Pass";
+    case MetricVerdict::kFail:
+      return "Fail";
+    case MetricVerdict::kInconclusive:
+      return "Inconclusive";
+    case MetricVerdict::kSkipped:
+      return "Skipped";
+  }
+  return "Wait";
+}
+
+Direction MetricDirection(absl::string_view metric) {
+  return metric == "throughput" ? Direction::kHigherIsBetter : Direction::kLowerIsBetter;
+}
+
+const std::vector<std::string>& KnownMetrics() {
+  static const auto* kMetrics = new std::vector<std::string>{
+      "latencyP50",    "latencyP99",    "latencyP999",   "throughput",      "errorRate",
+      "cpuPerRequest", "cpuThrottling", "runQueueDelay", "listenOverflows", "retransmits"};
+  return *kMetrics;
+}
+
+bool IsKnownMetric(absl::string_view metric) {
+  const std::vector<std::string>& known = KnownMetrics();
+  return std::find(known.begin(), known.end(), metric) != known.end();
+}
+
+int LooksPerStep(const AnalysisSpec& spec, absl::Duration step_duration) {
+  if (spec.interval <= absl::ZeroDuration()) return 1;
+  const absl::Duration observed = step_duration * (1 + std::max(0, spec.max_extensions));
+  absl::Duration rest;
+  int64_t looks = absl::IDivDuration(observed, spec.interval, &rest);
+  if (rest > absl::ZeroDuration()) ++looks;  // a last, partial interval is a look too
+  return static_cast<int>(std::clamp<int64_t>(looks, 1, 1'000'000));
+}
+
+int PlannedLooks(const AnalysisSpec& spec, int steps, absl::Duration step_duration) {
+  return std::max(1, steps) * LooksPerStep(spec, step_duration);
+}
+
+Decision Judge(const AnalysisSpec& spec, const ArmWindows& windows, const Look& look,
+               const JudgeOptions& options) {
+  const Alphas alpha = SpendAlpha(spec, look);
+  Decision d;
+  d.alpha_look = alpha.look;
+  for (const MetricSpec& m : spec.metrics) {
+    d.metrics.push_back(JudgeMetric(spec, m, windows, look, alpha, options));
+  }
+  const std::string where = absl::StrCat(" (look ", look.index, " of ", look.planned, ")");
+
+  // A Fail needs no step end: a regression found early rolls back early.
+  if (std::vector<std::string> fails = NotesOf(d.metrics, MetricVerdict::kFail); !fails.empty()) {
+    d.kind = DecisionKind::kFail;
+    d.reason = kReasonAnalysisFailed;
+    d.message = absl::StrCat(absl::StrJoin(fails, "; "), where);
+    return d;
+  }
+  bool short_of_windows = false;  // some metric (required, or not yet known) lacks windows
+  int passed = 0;
+  for (const MetricEvidence& e : d.metrics) {
+    if (e.baseline.n < spec.min_samples || e.canary.n < spec.min_samples) {
+      short_of_windows = short_of_windows || e.required || !look.step_over;
+    }
+    if (e.verdict == MetricVerdict::kPass) ++passed;
+  }
+  if (!look.step_over) {
+    d.kind = DecisionKind::kWait;
+    if (d.metrics.empty()) {
+      d.reason = kReasonNotEnoughWindows;
+      d.message = "no metrics to judge yet";
+    } else if (short_of_windows) {
+      d.reason = kReasonNotEnoughWindows;
+      std::vector<std::string> notes;
+      for (const MetricEvidence& e : d.metrics) {
+        if (e.baseline.n < spec.min_samples || e.canary.n < spec.min_samples) {
+          notes.push_back(e.note);
+        }
+      }
+      d.message = absl::StrCat("waiting for windows: ", absl::StrJoin(notes, "; "), where);
+    } else {
+      d.reason = kReasonStepInProgress;
+      d.message =
+          absl::StrCat("no regression so far, the step is not over: ",
+                       absl::StrJoin(NotesOf(d.metrics, MetricVerdict::kWait), ", "), where);
+    }
+    return d;
+  }
+  // The step is over: decide. No data is never a Pass.
+  if (short_of_windows) {
+    d.kind = DecisionKind::kInconclusive;
+    d.reason = kReasonNotEnoughWindows;
+    std::vector<std::string> notes;
+    for (const MetricEvidence& e : d.metrics) {
+      if (e.required && e.verdict == MetricVerdict::kInconclusive &&
+          (e.baseline.n < spec.min_samples || e.canary.n < spec.min_samples)) {
+        notes.push_back(e.note);
+      }
+    }
+    d.message =
+        absl::StrCat("the step ended without enough windows: ", absl::StrJoin(notes, "; "), where);
+    return d;
+  }
+  if (std::vector<std::string> notes = NotesOf(d.metrics, MetricVerdict::kInconclusive);
+      !notes.empty()) {
+    d.kind = DecisionKind::kInconclusive;
+    d.reason = kReasonInconclusive;
+    d.message = absl::StrCat(absl::StrJoin(notes, "; "), where);
+    return d;
+  }
+  if (passed == 0) {
+    d.kind = DecisionKind::kInconclusive;
+    d.reason = kReasonNotEnoughWindows;
+    d.message =
+        d.metrics.empty()
+            ? absl::StrCat("no metrics to judge", where)
+            : absl::StrCat("no metric had enough windows: ",
+                           absl::StrJoin(NotesOf(d.metrics, MetricVerdict::kSkipped), "; "), where);
+    return d;
+  }
+  d.kind = DecisionKind::kPass;
+  d.reason = kReasonMetricsPassed;
+  d.message = absl::StrCat("no metric regressed: ",
+                           absl::StrJoin(NotesOf(d.metrics, MetricVerdict::kPass), ", "), where);
+  return d;
+}
+
+}  // namespace booster::analysis

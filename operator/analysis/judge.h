@@ -1,0 +1,139 @@
+// The canary judge: (the profile's analysis spec, windows per arm per metric, where this look
+// sits in the rollout) -> a Decision (Pass, Fail, Inconclusive, Wait) with its evidence.
+// Pure: no I/O, no clock of its own; the same input always gives the same decision, so an
+// operator restarted mid-step judges exactly as the last one would have.
+//
+// Per metric: a one-sided Mann-Whitney test that the canary is worse (direction per metric)
+// plus an effect-size gate (maxRegressionPercent); a zero baseline is handled; no data is
+// never a Pass. A Fail may come at any look; Pass and Inconclusive only once the step is
+// over, so a step is observed for the stepDuration the user asked for. The false-failure
+// budget 1 - confidence is split over the rollout's planned looks (Bonferroni over looks)
+// and the metrics, so a whole A/A rollout fails at most 1 - confidence of the time.
+// docs/analysis.md has the verdict table, the alpha spending and its cost.
+//
+//   Look look{.index = 5, .planned = PlannedLooks(spec, steps.size(), step_duration),
+//             .step_over = false, .step_ends = 1 + spec.max_extensions};
+//   Decision d = Judge(spec, windows, look);
+//   if (d.kind == DecisionKind::kFail) Rollback(d.message);
+#ifndef BOOSTER_OPERATOR_ANALYSIS_JUDGE_H_
+#define BOOSTER_OPERATOR_ANALYSIS_JUDGE_H_
+
+#include <limits>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "operator/rollout/profile.h"
+
+namespace booster::analysis {
+
+// One measurement window of one metric on one pod, as an agent reports it.
+struct Window {
+  absl::Time start = absl::InfinitePast();
+  absl::Time end = absl::InfinitePast();
+  double value = 0;
+  std::string pod;
+  absl::Time pod_start = absl::InfinitePast();  // InfinitePast: unknown, the pod counts as warm
+};
+
+// Windows by metric name ("latencyP99", ...).
+using MetricWindows = std::map<std::string, std::vector<Window>>;
+
+struct ArmWindows {
+  MetricWindows baseline;
+  MetricWindows canary;
+};
+
+// Where this look sits in the rollout's false-failure budget. The operator computes it from
+// the step and the time since the step's analysis started (JudgeVerdictSource does).
+struct Look {
+  int index = 1;           // 1-based over the whole rollout
+  int planned = 1;         // planned maximum looks of the rollout: PlannedLooks()
+  bool step_over = false;  // the step (extensions included) has run its duration: decide
+  int step_ends = 1;       // looks of this step that can be step ends: 1 + maxExtensions
+};
+
+struct JudgeOptions {
+  // Windows starting sooner than this after their pod started count in neither arm.
+  // Unset: one analysis interval.
+  std::optional<absl::Duration> warmup;
+  // The spread check: a canary whose MAD exceeds this many times the baseline's
+  // (significantly) is contradictory evidence when its median did not fail.
+  double spread_ratio = 2.0;
+};
+
+enum class DecisionKind { kWait, kPass, kFail, kInconclusive };
+enum class MetricVerdict { kWait, kPass, kFail, kInconclusive, kSkipped };
+
+absl::string_view DecisionKindName(DecisionKind kind);
+absl::string_view MetricVerdictName(MetricVerdict verdict);
+
+enum class Direction { kLowerIsBetter, kHigherIsBetter };
+
+// throughput is better higher; every other metric better lower.
+Direction MetricDirection(absl::string_view metric);
+// The metric names the CRD accepts.
+const std::vector<std::string>& KnownMetrics();
+bool IsKnownMetric(absl::string_view metric);
+
+// Decision reasons (CamelCase, for status.lastDecision and Events).
+inline constexpr char kReasonMetricsPassed[] = "MetricsPassed";
+inline constexpr char kReasonAnalysisFailed[] = "AnalysisFailed";
+inline constexpr char kReasonInconclusive[] = "Inconclusive";
+inline constexpr char kReasonNotEnoughWindows[] = "NotEnoughWindows";
+inline constexpr char kReasonStepInProgress[] = "StepInProgress";
+
+inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+struct ArmSummary {
+  int n = 0;  // windows compared (after warm-up and time-range filtering)
+  double median = kNaN;
+  double mean = kNaN;
+  double mad = kNaN;  // median absolute deviation from the median
+};
+
+struct MetricEvidence {
+  std::string name;
+  bool required = true;
+  MetricVerdict verdict = MetricVerdict::kWait;
+  ArmSummary baseline;
+  ArmSummary canary;
+  // 100 * (canary - baseline) / |baseline| of the arms' centres, signed (not direction
+  // adjusted). The centre is the median, or the mean when the baseline median is 0 (sparse
+  // counts such as errors). +-inf when the baseline is all zeros and the canary is not.
+  double change_percent = kNaN;
+  bool change_of_means = false;       // the centre was the mean
+  double p_value = kNaN;              // one-sided: canary worse; NaN when not tested
+  double alpha = kNaN;                // what p_value was held to at this look
+  double improvement_p_value = kNaN;  // one-sided: canary better (minImprovementPercent)
+  double spread_ratio = kNaN;         // canary MAD / baseline MAD
+  double spread_p_value = kNaN;
+  std::string note;  // why this verdict, a phrase for the message
+};
+
+struct Decision {
+  DecisionKind kind = DecisionKind::kWait;
+  std::string reason;
+  std::string message;                  // one sentence for a human
+  std::vector<MetricEvidence> metrics;  // in the spec's order
+  double alpha_look = kNaN;             // this look's share of 1 - confidence
+};
+
+Decision Judge(const rollout::AnalysisSpec& spec, const ArmWindows& windows, const Look& look,
+               const JudgeOptions& options = JudgeOptions());
+
+// Looks one step can take: ceil((1 + maxExtensions) * stepDuration / interval), at least 1.
+int LooksPerStep(const rollout::AnalysisSpec& spec, absl::Duration step_duration);
+// Looks a whole rollout can take: steps * LooksPerStep.
+int PlannedLooks(const rollout::AnalysisSpec& spec, int steps, absl::Duration step_duration);
+
+// Share of the false-failure budget the location test (canary worse) of each metric gets at
+// every look; the remainder goes to the spread check at step ends.
+inline constexpr double kLocationShare = 0.75;
+
+}  // namespace booster::analysis
+
+#endif  // BOOSTER_OPERATOR_ANALYSIS_JUDGE_H_

@@ -1,0 +1,145 @@
+#include "operator/analysis/judge_verdict_source.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace booster::analysis {
+namespace {
+
+using rollout::AnalysisMode;
+using rollout::Verdict;
+using rollout::VerdictKind;
+using rollout::VerdictRequest;
+
+std::string Num(double v) {
+  if (std::isnan(v)) return "-";
+  return absl::StrFormat("%.4g", v);
+}
+
+std::string Arm(const ArmSummary& s) { return absl::StrCat("n=", s.n, " median=", Num(s.median)); }
+
+VerdictKind KindOf(DecisionKind kind) {
+  switch (kind) {
+    case DecisionKind::kWait:
+      return VerdictKind::kWait;
+    case DecisionKind::kPass:
+      return VerdictKind::kPass;
+    case DecisionKind::kFail:
+      return VerdictKind::kFail;
+    case DecisionKind::kInconclusive:
+      return VerdictKind::kInconclusive;
+  }
+  return VerdictKind::kWait;
+}
+
+// Analysis intervals completed since the step's analysis started.
+int64_t CompletedIntervals(const VerdictRequest& request) {
+  const absl::Duration interval = request.analysis->interval;
+  if (interval <= absl::ZeroDuration()) return 0;
+  const absl::Duration elapsed =
+      std::max(absl::ZeroDuration(), request.now - request.analysis_start);
+  absl::Duration rest;
+  return absl::IDivDuration(elapsed, interval, &rest);
+}
+
+}  // namespace
+
+JudgeVerdictSource::JudgeVerdictSource(WindowSource& windows, JudgeSourceOptions options)
+    : windows_(windows), options_(std::move(options)) {}
+
+Look LookFor(const VerdictRequest& request, int steps) {
+  const rollout::AnalysisSpec& spec = *request.analysis;
+  const int step = std::max(1, request.step);
+  const int per_step = LooksPerStep(spec, request.step_duration);
+  Look look;
+  look.planned = PlannedLooks(spec, std::max(steps, step), request.step_duration);
+  const int64_t completed = CompletedIntervals(request);
+  look.index =
+      (step - 1) * per_step + static_cast<int>(std::clamp<int64_t>(completed, 1, per_step));
+  look.step_over = request.now >= request.analysis_start +
+                                      request.step_duration * (1 + std::max(0, request.extensions));
+  look.step_ends = 1 + std::max(0, spec.max_extensions);
+  return look;
+}
+
+Verdict JudgeVerdictSource::Judge(const VerdictRequest& request) {
+  if (request.analysis == nullptr) {
+    return rollout::MakeVerdict(VerdictKind::kInconclusive, "NoAnalysisSpec",
+                                "the verdict request carries no analysis spec");
+  }
+  const rollout::AnalysisSpec& spec = *request.analysis;
+  if (spec.mode == AnalysisMode::kTime) return time_.Judge(request);
+  if (request.analysis_start == absl::InfinitePast()) {
+    Verdict v = rollout::MakeVerdict(VerdictKind::kWait, kReasonNotEnoughWindows,
+                                     "the step's analysis has not started");
+    v.recheck_after = spec.interval;
+    return v;
+  }
+  const int64_t completed = CompletedIntervals(request);
+  const absl::Time boundary = request.analysis_start + spec.interval * completed;
+  const absl::Time step_end =
+      request.analysis_start + request.step_duration * (1 + std::max(0, request.extensions));
+  const Look look = LookFor(request, options_.steps);
+  auto recheck = [&] {
+    const absl::Time next = std::min(boundary + spec.interval, step_end);
+    return std::max(next - request.now, absl::ZeroDuration()) + options_.report_grace;
+  };
+
+  if (completed == 0 && !look.step_over) {
+    Verdict v = rollout::MakeVerdict(
+        VerdictKind::kWait, kReasonNotEnoughWindows,
+        absl::StrCat("step ", request.step, ": the first analysis window has not ended yet"));
+    v.recheck_after = recheck();
+    return v;
+  }
+  absl::StatusOr<ArmWindows> windows = windows_.Windows(WindowQuery{
+      request.profile_namespace, request.profile_name, request.step, request.analysis_start});
+  if (!windows.ok()) {
+    // Never a Fail on missing data; once the step is over, an Inconclusive keeps the rollout
+    // moving towards its extensions and onInconclusive instead of waiting forever.
+    Verdict v = rollout::MakeVerdict(
+        look.step_over ? VerdictKind::kInconclusive : VerdictKind::kWait, "WindowsUnavailable",
+        absl::StrCat("the analysis windows could not be read: ", windows.status().message()));
+    v.recheck_after = recheck();
+    return v;
+  }
+  // One look, one data set: only the windows that ended by this look's interval boundary.
+  for (MetricWindows* arm : {&windows->baseline, &windows->canary}) {
+    for (auto& [metric, ws] : *arm) {
+      ws.erase(
+          std::remove_if(ws.begin(), ws.end(), [&](const Window& w) { return w.end > boundary; }),
+          ws.end());
+    }
+  }
+  Verdict v = ToVerdict(analysis::Judge(spec, *windows, look, options_.judge));
+  v.evidence["look"] = absl::StrCat(look.index, "/", look.planned);
+  if (v.kind == VerdictKind::kWait) v.recheck_after = recheck();
+  return v;
+}
+
+Verdict ToVerdict(const Decision& decision) {
+  Verdict v;
+  v.kind = KindOf(decision.kind);
+  v.reason = decision.reason;
+  v.message = decision.message;
+  v.evidence["judge"] = "metrics";
+  v.evidence["alpha"] = Num(decision.alpha_look);
+  for (const MetricEvidence& e : decision.metrics) {
+    v.evidence[e.name + ".verdict"] = std::string(MetricVerdictName(e.verdict));
+    v.evidence[e.name + ".baseline"] = Arm(e.baseline);
+    v.evidence[e.name + ".canary"] = Arm(e.canary);
+    v.evidence[e.name + ".changePercent"] = std::isinf(e.change_percent)
+                                                ? (e.change_percent > 0 ? "+inf" : "-inf")
+                                                : Num(e.change_percent);
+    v.evidence[e.name + ".pValue"] = Num(e.p_value);
+  }
+  return v;
+}
+
+}  // namespace booster::analysis

@@ -1,0 +1,80 @@
+// The judge as the rollout state machine's VerdictSource: it turns a VerdictRequest (step,
+// analysis start, extensions, now) into a Look, asks a WindowSource for the step's windows,
+// runs Judge and maps the Decision to a rollout::Verdict with its evidence. Stateless like
+// TimeVerdictSource: everything comes from the request and the windows, so a restarted
+// operator judges the same look the same way. Profiles in mode Time are delegated to
+// TimeVerdictSource, so one source serves both modes.
+//
+// A look is one analysis interval: look k of a step sees the windows that ended within k
+// intervals of the analysis start, so the many reconciles of one interval repeat one test on
+// the same data rather than spending alpha on each.
+//
+//   JudgeSourceOptions options;
+//   options.steps = static_cast<int>(profile.spec->rollout.steps.size());
+//   JudgeVerdictSource verdicts(window_store, options);   // cheap: one per reconcile is fine
+//   Plan plan = Reconcile(profile, obs, verdicts, clock.Now());
+#ifndef BOOSTER_OPERATOR_ANALYSIS_JUDGE_VERDICT_SOURCE_H_
+#define BOOSTER_OPERATOR_ANALYSIS_JUDGE_VERDICT_SOURCE_H_
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "operator/analysis/judge.h"
+#include "operator/rollout/verdict.h"
+
+namespace booster::analysis {
+
+struct WindowQuery {
+  std::string profile_namespace;
+  std::string profile_name;
+  int step = 0;  // 1-based
+  // Windows that start at or after this (the step's analysis start).
+  absl::Time since = absl::InfinitePast();
+};
+
+// Where the windows come from (the store the agents' reports land in). Implementations must
+// be cheap and must not block: the source is asked inside a reconcile.
+class WindowSource {
+ public:
+  virtual ~WindowSource() = default;
+  // The windows each arm reported for the profile's step since query.since, by metric
+  // name. kUnavailable when they cannot be read now (the judge then waits, or calls the step
+  // inconclusive once it is over).
+  virtual absl::StatusOr<ArmWindows> Windows(const WindowQuery& query) = 0;
+};
+
+struct JudgeSourceOptions {
+  // Steps of the profile's rollout (spec.rollout.steps.size()), for the alpha budget:
+  // VerdictRequest does not carry it. A request for a later step counts that many instead.
+  int steps = 3;
+  JudgeOptions judge;
+  // Time after an interval boundary for the windows that ended at it to arrive.
+  absl::Duration report_grace = absl::Seconds(2);
+};
+
+class JudgeVerdictSource final : public rollout::VerdictSource {
+ public:
+  // `windows` is not owned and must outlive this source.
+  explicit JudgeVerdictSource(WindowSource& windows,
+                              JudgeSourceOptions options = JudgeSourceOptions());
+  rollout::Verdict Judge(const rollout::VerdictRequest& request) override;
+
+ private:
+  WindowSource& windows_;
+  JudgeSourceOptions options_;
+  rollout::TimeVerdictSource time_;
+};
+
+// The look a request is: index = (step - 1) * LooksPerStep + completed intervals since the
+// analysis start (at least 1, at most LooksPerStep); planned = PlannedLooks(steps).
+Look LookFor(const rollout::VerdictRequest& request, int steps);
+
+// Decision -> Verdict: the same kind, reason and message; evidence with the figures per
+// metric ("latencyP99.verdict", ".baseline", ".canary", ".changePercent", ".pValue") and the
+// look's alpha.
+rollout::Verdict ToVerdict(const Decision& decision);
+
+}  // namespace booster::analysis
+
+#endif  // BOOSTER_OPERATOR_ANALYSIS_JUDGE_VERDICT_SOURCE_H_
