@@ -31,6 +31,12 @@ const std::vector<FlagInfo>& Flags() {
       {"agent-image-pull-policy", {"BOOSTER_AGENT_IMAGE_PULL_POLICY"}, "IfNotPresent",
        "imagePullPolicy of the injected containers"},
       {"workers", {"BOOSTER_WORKERS"}, "4", "profiles reconciled in parallel"},
+      {"feedback-bind-address", {"BOOSTER_FEEDBACK_BIND_ADDRESS"}, "0.0.0.0:9443",
+       "HOST:PORT of the agents' gRPC stream (TLS; served by the leader only)"},
+      {"feedback-cert-file", {"BOOSTER_FEEDBACK_CERT_FILE"}, "none: no feedback server",
+       "PEM certificate (chain) of the feedback server"},
+      {"feedback-key-file", {"BOOSTER_FEEDBACK_KEY_FILE"}, "none",
+       "PEM private key of the feedback server"},
       {"log-format", {"BOOSTER_LOG_FORMAT"}, "json", "json (one object per line) or text"},
       {"help", {}, "", "print this help"},
   };
@@ -125,12 +131,20 @@ absl::StatusOr<OperatorOptions> ParseOptions(const std::vector<std::string>& arg
     return absl::InvalidArgumentError(
         absl::StrCat("--workers must be an integer from 1 to 64, not \"", workers, "\""));
   }
+  o.feedback_bind_address = get("feedback-bind-address", o.feedback_bind_address);
+  o.feedback_cert_file = get("feedback-cert-file", "");
+  o.feedback_key_file = get("feedback-key-file", "");
+  if (o.feedback_cert_file.empty() != o.feedback_key_file.empty()) {
+    return absl::InvalidArgumentError(
+        "--feedback-cert-file and --feedback-key-file go together: give both or neither");
+  }
   o.log_format = get("log-format", o.log_format);
   if (o.log_format != "json" && o.log_format != "text") {
     return absl::InvalidArgumentError(
         absl::StrCat("--log-format must be json or text, not \"", o.log_format, "\""));
   }
-  for (std::string* addr : {&o.metrics_bind_address, &o.health_probe_bind_address}) {
+  for (std::string* addr :
+       {&o.metrics_bind_address, &o.health_probe_bind_address, &o.feedback_bind_address}) {
     // ":8080" (controller-runtime's spelling) means every interface; CivetWeb, which
     // serves both endpoints, needs the host spelled out.
     if (absl::StartsWith(*addr, ":")) *addr = absl::StrCat("0.0.0.0", *addr);

@@ -25,6 +25,11 @@ struct OperatorOptions {
   std::string agent_image = "booster-agent:dev";
   std::string agent_image_pull_policy = "IfNotPresent";
   int workers = 4;
+  // The agents' gRPC stream (docs/feedback.md): served by the leader, TLS only. Without a
+  // certificate and key there is no feedback server (and a warning says so).
+  std::string feedback_bind_address = "0.0.0.0:9443";
+  std::string feedback_cert_file;
+  std::string feedback_key_file;
   std::string log_format = "json";
   bool help = false;
 };

@@ -32,6 +32,8 @@ TEST(OptionsTest, DefaultsAreTheContract) {
   EXPECT_EQ(o->agent_image_pull_policy, "IfNotPresent");
   EXPECT_EQ(o->workers, 4);
   EXPECT_EQ(o->log_format, "json");
+  EXPECT_EQ(o->feedback_bind_address, "0.0.0.0:9443");
+  EXPECT_EQ(o->feedback_cert_file, "");  // no certificate: no feedback server
 }
 
 TEST(OptionsTest, FlagsBeatEnvironmentWhichBeatsDefaults) {
@@ -81,6 +83,20 @@ TEST(OptionsTest, BadInputNamesTheFlag) {
               HasSubstr("pull-policy"));
   EXPECT_THAT(ParseOptions({"--identity"}, env, "h").status().message(), HasSubstr("needs a value"));
   EXPECT_FALSE(ParseOptions({"stray"}, env, "h").ok());
+  EXPECT_THAT(ParseOptions({"--feedback-cert-file=/tls/tls.crt"}, env, "h").status().message(),
+              HasSubstr("go together"));
+  EXPECT_THAT(ParseOptions({"--feedback-bind-address=9443"}, env, "h").status().message(),
+              HasSubstr("HOST:PORT"));
+}
+
+TEST(OptionsTest, FeedbackServerFlags) {
+  absl::StatusOr<OperatorOptions> o = ParseOptions(
+      {"--feedback-bind-address=:9555", "--feedback-cert-file=/tls/tls.crt"},
+      Env({{"BOOSTER_FEEDBACK_KEY_FILE", "/tls/tls.key"}}), "h");
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_EQ(o->feedback_bind_address, "0.0.0.0:9555");
+  EXPECT_EQ(o->feedback_cert_file, "/tls/tls.crt");
+  EXPECT_EQ(o->feedback_key_file, "/tls/tls.key");
 }
 
 TEST(OptionsTest, BareLeaderElectMeansTrue) {

@@ -102,7 +102,7 @@ class OperatorMetrics final : public ReconcileObserver {
                     .Register(*registry)) {}
 
   void Reconciled(const std::string& ns, const std::string& name,
-                  const rollout::RolloutStatus& status) override {
+                  const rollout::RolloutStatus& status, const rollout::Observations&) override {
     std::lock_guard<std::mutex> l(mu_);
     for (rollout::Phase p : kPhases) {
       phase_
@@ -141,6 +141,44 @@ class OperatorMetrics final : public ReconcileObserver {
   prometheus::Family<prometheus::Gauge>& phase_;
   prometheus::Family<prometheus::Gauge>& weight_;
   std::map<std::string, bool> known_;
+};
+
+// The reconciler's observer: the metrics, and the window store's steps. A profile at step
+// k (Progressing or Paused) gets that step opened with the template hash of each arm,
+// the pod-template marker its agents report under; a finished or forgotten profile's
+// windows are dropped.
+class StepTracker final : public ReconcileObserver {
+ public:
+  StepTracker(OperatorMetrics* metrics, feedback::WindowStore* windows)
+      : metrics_(metrics), windows_(windows) {}
+  void Reconciled(const std::string& ns, const std::string& name,
+                  const rollout::RolloutStatus& status, const rollout::Observations& obs) override {
+    metrics_->Reconciled(ns, name, status, obs);
+    const std::string key = ns + "/" + name;
+    const bool stepping = (status.phase == rollout::Phase::kProgressing ||
+                           status.phase == rollout::Phase::kPaused) &&
+                          status.current_step > 0;
+    if (stepping) {
+      windows_->BeginStep(key,
+                          feedback::StepId{.generation = status.observed_generation,
+                                           .step = status.current_step,
+                                           .rollout_start = status.step_start_time},
+                          {rollout::TemplateMarker(obs.target.pod_template),
+                           rollout::TemplateMarker(obs.canary.pod_template)});
+    } else if (status.phase == rollout::Phase::kPromoted ||
+               status.phase == rollout::Phase::kRolledBack ||
+               status.phase == rollout::Phase::kFailed) {
+      windows_->Forget(key);
+    }
+  }
+  void Forgotten(const std::string& ns, const std::string& name) override {
+    metrics_->Forgotten(ns, name);
+    windows_->Forget(ns + "/" + name);
+  }
+
+ private:
+  OperatorMetrics* const metrics_;
+  feedback::WindowStore* const windows_;
 };
 
 // /metrics (prometheus-cpp) and /healthz, /readyz (CivetWeb, real 503s).
@@ -233,6 +271,8 @@ absl::StatusOr<std::unique_ptr<OperatorProcess>> OperatorProcess::Create(
 
 absl::Status OperatorProcess::Build() {
   metrics_ = std::make_unique<OperatorMetrics>();
+  steps_ = std::make_unique<StepTracker>(metrics_.get(), &windows_);
+  feedback_metrics_ = std::make_unique<feedback::PrometheusFeedbackObserver>(*metrics_->registry);
   kube::Client* c = client_.get();
   auto informer = [&](const kube::Resource& r, std::string selector) {
     kube::InformerOptions io;
@@ -260,7 +300,7 @@ absl::Status OperatorProcess::Build() {
   ro.mutation.image_pull_policy = options_.agent_image_pull_policy;
   reconciler_ = std::make_unique<ProfileReconciler>(
       c, ReconcilerStores{&profiles_->store(), &deployments_->store(), &hpas_->store()},
-      recorder_.get(), &verdicts_, clock_, ro, metrics_.get());
+      recorder_.get(), &verdicts_, clock_, ro, steps_.get());
   controller_ = std::make_unique<kube::Controller>(
       clock_, [this](const std::string& key) { return ReconcileAndMeasure(key); },
       kube::ControllerOptions{.workers = options_.workers});
@@ -292,6 +332,35 @@ absl::Status OperatorProcess::Build() {
 }
 
 int OperatorProcess::metrics_port() const { return endpoints_->metrics_port(); }
+int OperatorProcess::feedback_port() const { return feedback_port_.load(); }
+
+absl::Status OperatorProcess::StartFeedback() {
+  if (options_.feedback_cert_file.empty()) {
+    Log(Level::kWarning,
+        "no feedback server: --feedback-cert-file and --feedback-key-file are not set, so "
+        "agents cannot report and analysis has no windows");
+    return absl::OkStatus();
+  }
+  reviewer_ = std::make_unique<feedback::KubeTokenReviewer>(client_.get());
+  pod_lookup_ = std::make_unique<feedback::StorePodLookup>(&pods_->store());
+  absl::StatusOr<std::unique_ptr<feedback::FeedbackServer>> server = feedback::FeedbackServer::Start(
+      feedback::FeedbackServerOptions{.address = options_.feedback_bind_address,
+                                      .cert_file = options_.feedback_cert_file,
+                                      .key_file = options_.feedback_key_file},
+      feedback::FeedbackServerDeps{.reviewer = reviewer_.get(),
+                                   .pods = pod_lookup_.get(),
+                                   .store = &windows_,
+                                   .observer = feedback_metrics_.get(),
+                                   .clock = clock_});
+  if (!server.ok()) return server.status();
+  feedback_ = *std::move(server);
+  feedback_port_ = feedback_->port();
+  Log(Level::kInfo, "serving",
+      {{"endpoint", "feedback"},
+       {"address", absl::StrCat(HostOf(options_.feedback_bind_address), ":", feedback_->port())},
+       {"protocol", "gRPC over TLS"}});
+  return absl::OkStatus();
+}
 int OperatorProcess::health_port() const { return endpoints_->health_port(); }
 
 absl::StatusOr<kube::Result> OperatorProcess::ReconcileAndMeasure(const std::string& key) {
@@ -396,6 +465,12 @@ int OperatorProcess::Run() {
         }
         continue;
       }
+      if (absl::Status fs = StartFeedback(); !fs.ok()) {
+        Log(Level::kError, "cannot serve the agents' feedback stream",
+            {{"address", options_.feedback_bind_address}, {"error", fs.ToString()}});
+        exit_code = 1;
+        break;
+      }
       for (const std::string& key : profiles_->store().ListKeys()) controller_->Enqueue(key);
       controller_->Start();
       workers_running_ = true;
@@ -409,8 +484,12 @@ int OperatorProcess::Run() {
     }
   }
 
-  // Workers first (nothing acts without the Lease), then the Lease, then the watches.
+  // The agents' streams first (they reconnect to the next leader), then the workers
+  // (nothing acts without the Lease), then the Lease, then the watches.
   stopping_ = true;
+  if (feedback_ != nullptr) feedback_->Shutdown();
+  feedback_.reset();
+  feedback_port_ = 0;
   if (workers_running_.load()) controller_->Stop();
   workers_running_ = false;
   if (elector_ != nullptr && elector_thread_.joinable()) {

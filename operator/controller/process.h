@@ -1,8 +1,13 @@
 // The booster-operator process as an object that owns its parts and their order:
 //
 //   Start: /metrics and /healthz,/readyz -> informers -> leader election (or not)
-//   Run:   workers start once this replica leads and every informer has synced
-//   Stop:  workers -> the Lease -> the watches -> the HTTP endpoints
+//   Run:   once this replica leads and every informer has synced: the agents' feedback
+//          server (when it has a certificate), then the workers
+//   Stop:  feedback server -> workers -> the Lease -> the watches -> the HTTP endpoints
+//
+// Steps are opened in the window store as the reconciler reports them (a profile at step
+// k with both arms' template hashes), so agents' windows are filed under the step they
+// measured.
 //
 // main() only parses the flags, blocks the termination signals and hands one of them to
 // RequestStop(); everything else, and its teardown, lives here.
@@ -26,6 +31,11 @@
 #include "common/clock.h"
 #include "operator/controller/options.h"
 #include "operator/controller/reconciler.h"
+#include "operator/feedback/pod_lookup.h"
+#include "operator/feedback/prometheus_observer.h"
+#include "operator/feedback/server.h"
+#include "operator/feedback/token_review.h"
+#include "operator/feedback/window_store.h"
 #include "operator/kube/client.h"
 #include "operator/kube/controller.h"
 #include "operator/kube/events.h"
@@ -35,6 +45,7 @@
 namespace booster::controller {
 
 class OperatorMetrics;  // prometheus-cpp registry and families (process.cc)
+class StepTracker;      // opens steps in the window store as profiles reach them
 class HttpEndpoints;    // the /metrics exposer and the probe server (process.cc)
 
 class OperatorProcess {
@@ -60,6 +71,10 @@ class OperatorProcess {
   // Bound ports of the endpoints (tests pass ":0").
   int metrics_port() const;
   int health_port() const;
+  // The feedback server's bound port once it runs, else 0.
+  int feedback_port() const;
+  // The agents' windows, per profile, step and arm.
+  const feedback::WindowStore& windows() const { return windows_; }
 
  private:
   OperatorProcess(const OperatorOptions& options, std::unique_ptr<kube::Client> client,
@@ -69,11 +84,14 @@ class OperatorProcess {
   std::string InformersNotSynced() const;
   void RefreshInformerMetrics();
   absl::StatusOr<kube::Result> ReconcileAndMeasure(const std::string& key);
+  absl::Status StartFeedback();
 
   const OperatorOptions options_;
   Clock* const clock_;
   std::unique_ptr<kube::Client> client_;
   std::unique_ptr<OperatorMetrics> metrics_;
+  feedback::WindowStore windows_;
+  std::unique_ptr<StepTracker> steps_;
 
   // Informers, in the order they start; the reconciler reads their stores.
   std::unique_ptr<kube::Informer> profiles_, deployments_, replicasets_, pods_, hpas_;
@@ -85,6 +103,11 @@ class OperatorProcess {
   std::unique_ptr<kube::Controller> controller_;
   std::unique_ptr<kube::LeaderElector> elector_;
   std::thread elector_thread_;
+  std::unique_ptr<feedback::KubeTokenReviewer> reviewer_;
+  std::unique_ptr<feedback::StorePodLookup> pod_lookup_;
+  std::unique_ptr<feedback::PrometheusFeedbackObserver> feedback_metrics_;
+  std::unique_ptr<feedback::FeedbackServer> feedback_;
+  std::atomic<int> feedback_port_{0};
   std::unique_ptr<HttpEndpoints> endpoints_;  // last member: probes read the others
 
   std::mutex mu_;

@@ -261,7 +261,7 @@ absl::StatusOr<kube::Result> ProfileReconciler::Reconcile(const std::string& key
            {"message", plan.status.last_transition ? plan.status.last_transition->message : ""}});
     }
   }
-  if (observer_ != nullptr) observer_->Reconciled(ns, name, plan.status);
+  if (observer_ != nullptr) observer_->Reconciled(ns, name, plan.status, obs);
 
   // 2. Then the actions, in order; the first failure ends the pass.
   kube::Result result = kube::Result::Done();

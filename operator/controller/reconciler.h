@@ -64,8 +64,11 @@ kube::EventHandlers EnqueueSelf(kube::Controller* controller);
 class ReconcileObserver {
  public:
   virtual ~ReconcileObserver() = default;
+  // `obs` is what the pass saw of the target and the canary (their templates name the
+  // template hash each arm's agents report under).
   virtual void Reconciled(const std::string& ns, const std::string& name,
-                          const rollout::RolloutStatus& status) = 0;
+                          const rollout::RolloutStatus& status,
+                          const rollout::Observations& obs) = 0;
   // The profile is gone (deleted, or its finalizer removed).
   virtual void Forgotten(const std::string& ns, const std::string& name) = 0;
 };

@@ -226,7 +226,7 @@ Json Profile(bool with_finalizer = true) {
 class RecordingObserver final : public ReconcileObserver {
  public:
   void Reconciled(const std::string& ns, const std::string& name,
-                  const rollout::RolloutStatus& status) override {
+                  const rollout::RolloutStatus& status, const rollout::Observations&) override {
     std::lock_guard<std::mutex> l(mu_);
     phases[ns + "/" + name] = status.phase;
   }
