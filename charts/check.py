@@ -107,6 +107,41 @@ def main():
         check(need in granted, f"RBAC grants {need}")
     check(not any(v in ("*",) for (_, _, v) in granted), "no wildcard verbs")
 
+    # The agents' feedback stream: TLS from a Secret the chart makes, mounted by the operator.
+    for flag in ("--feedback-bind-address=0.0.0.0:9443",
+                 "--feedback-cert-file=/etc/booster/feedback-tls/tls.crt",
+                 "--feedback-key-file=/etc/booster/feedback-tls/tls.key"):
+        check(flag in args, f"default args carry {flag}: {args}")
+    tls = find(docs, "Secret", "booster-operator-feedback-tls")
+    check(len(tls) == 1 and tls[0]["type"] == "kubernetes.io/tls" and
+          set(tls[0]["data"]) == {"ca.crt", "tls.crt", "tls.key"},
+          "a kubernetes.io/tls Secret with ca.crt, tls.crt and tls.key for the feedback server")
+    mounts = c.get("volumeMounts", [])
+    check(any(m["mountPath"] == "/etc/booster/feedback-tls" for m in mounts),
+          "the operator mounts the feedback certificate")
+    check(any(v.get("secret", {}).get("secretName") == "booster-operator-feedback-tls"
+              for v in pod.get("volumes", [])), "from the chart's Secret")
+    if tls:
+        import base64
+        import tempfile
+        pem = base64.b64decode(tls[0]["data"]["tls.crt"])
+        with tempfile.NamedTemporaryFile(suffix=".pem") as f:
+            f.write(pem)
+            f.flush()
+            text = subprocess.run(["openssl", "x509", "-noout", "-text", "-in", f.name],
+                                  capture_output=True, text=True).stdout
+        check("DNS:booster-operator.booster-system.svc" in text,
+              "the certificate names the Service the agents dial")
+    docs_off = render(helm, "feedback.enabled=false")
+    check(not any(a.startswith("--feedback") for a in operator_args(docs_off)),
+          "feedback.enabled=false: no feedback flags")
+    check(not find(docs_off, "Secret"), "feedback.enabled=false: no Secret")
+    docs_own = render(helm, "feedback.tls.secretName=my-cert")
+    check(not find(docs_own, "Secret"), "a certificate of one's own: the chart makes none")
+    own_pod = find(docs_own, "Deployment")[0]["spec"]["template"]["spec"]
+    check(any(v.get("secret", {}).get("secretName") == "my-cert" for v in own_pod["volumes"]),
+          "and mounts that Secret")
+
     # One namespace: the RBAC follows.
     docs = render(helm, "operator.watchNamespace=shop")
     check("--namespace=shop" in operator_args(docs), "--namespace follows watchNamespace")

@@ -216,6 +216,38 @@ TEST_F(HelmChartE2eTest, InstalledOperatorLeadsPromotesAProfileAndFailsOver) {
   absl::StatusOr<std::string> leader = WaitLeader("", absl::Seconds(60));
   ASSERT_TRUE(leader.ok()) << leader.status();
 
+  // The leader serves the agents' feedback stream on 9443 with the certificate the chart
+  // made: a TLS handshake that checks it against the chart's CA and the Service's DNS
+  // name succeeds.
+  {
+    absl::StatusOr<std::string> ca = Kubectl(
+        {"-n", system_ns_.name(), "get", "secret", Deployment() + "-feedback-tls", "-o",
+         "jsonpath={.data.ca\\.crt}"});
+    ASSERT_TRUE(ca.ok()) << ca.status();
+    const std::string ca_file = ::testing::TempDir() + "/feedback-ca.b64";
+    { std::ofstream(ca_file) << *ca; }
+    absl::StatusOr<std::string> ip = Kubectl(
+        {"-n", system_ns_.name(), "get", "pod", *leader, "-o", "jsonpath={.status.podIP}"});
+    ASSERT_TRUE(ip.ok()) << ip.status();
+    const std::string service_dns =
+        absl::StrCat(Deployment(), ".", system_ns_.name(), ".svc");
+    absl::Status handshake = WaitFor(
+        [&]() -> absl::StatusOr<bool> {
+          absl::StatusOr<std::string> out = RunCommand(
+              {"bash", "-c",
+               absl::StrCat("base64 -d ", ca_file, " > ", ca_file, ".pem && openssl s_client ",
+                            "-connect ", *ip, ":9443 -CAfile ", ca_file, ".pem -verify_hostname ",
+                            service_dns, " -verify_return_error </dev/null 2>&1")});
+          if (!out.ok()) return absl::UnavailableError(out.status().message());
+          if (out->find("Verify return code: 0 (ok)") == std::string::npos) {
+            return absl::UnavailableError(*out);
+          }
+          return true;
+        },
+        absl::Seconds(60), absl::Seconds(2));
+    EXPECT_TRUE(handshake.ok()) << handshake;
+  }
+
   // A profile over a real Deployment is rolled out by the in-cluster operator: this needs
   // every permission of the chart's ClusterRole (profiles and their status and finalizer,
   // Deployments incl. create/delete of the canary, ReplicaSets, pods, HPAs, Events).
