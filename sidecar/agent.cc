@@ -3,12 +3,13 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <cstdio>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "sidecar/cgroup.h"
 #include "sidecar/cpu_list.h"
-#include "sidecar/http_get.h"
+#include "sidecar/window_metrics.h"
 
 namespace booster::agent {
 namespace {
@@ -25,7 +26,8 @@ Agent::Agent(AgentConfig config, Clock* clock, DirectiveSource* directives, Repo
       clock_(clock),
       directives_(directives),
       reporter_(reporter),
-      metrics_(metrics) {}
+      metrics_(metrics),
+      arm_(config_.identity.arm) {}
 
 absl::Status Agent::RevertAll(const std::string& why) {
   if (!journal_.has_value()) {
@@ -134,8 +136,50 @@ void Agent::HandleDirective(const Directive& d) {
       for (std::string& l : log) status.applied.push_back("reverted: " + l);
     }
   }
+  if (status.ok) applied_generation_ = d.generation;
   if (metrics_ != nullptr) metrics_->ObserveApplied(status.ok, d.generation);
   reporter_->Applied(status);
+}
+
+void Agent::RefreshTargets() {
+  absl::StatusOr<std::vector<int>> t = FindTargets(config_.proc_root, config_.selector);
+  if (!t.ok()) return;
+  targets_ = *t;
+  // New processes of an applied placement get the same CPUs.
+  if (active_.has_value() && active_->placement && plan_.has_value()) {
+    std::vector<int> fresh;
+    for (int pid : targets_) {
+      if (std::find(placed_.begin(), placed_.end(), pid) == placed_.end()) fresh.push_back(pid);
+    }
+    if (!fresh.empty()) {
+      Appliers appliers(&*journal_, config_.proc_root);
+      if (appliers.SetAffinity(fresh, plan_->cpus).ok()) {
+        placed_.insert(placed_.end(), fresh.begin(), fresh.end());
+      }
+    }
+  }
+  if (targets_ == measured_) return;
+  // The containers measured changed (the application started after the agent, restarted,
+  // or another container joined): measure each target's cgroup once.
+  measured_ = targets_;
+  absl::StatusOr<uint64_t> cgns = NamespaceInode("cgroup");
+  std::vector<CgroupPaths> cgroups;
+  bool limited = false;
+  for (int pid : targets_) {
+    absl::StatusOr<CgroupPaths> p = FindCgroups(config_.proc_root, pid);
+    if (!p.ok()) continue;
+    // A target in the host's root cgroup: its counters are the machine's; measure the
+    // targets' own CPU time instead.
+    if (p->cpu_is_root && cgns.ok() && *cgns == kInitialCgroupNamespaceInode) {
+      p->cpu.clear();
+      p->cpuacct.clear();
+    }
+    absl::StatusOr<Limits> l = ReadLimits(*p);
+    if (l.ok() && l->cpu_quota_cores.has_value() && *l->cpu_quota_cores > 0) limited = true;
+    cgroups.push_back(*std::move(p));
+  }
+  sampler_->SetCgroups(std::move(cgroups));
+  cpu_limited_ = limited;
 }
 
 void Agent::Tick() {
@@ -154,25 +198,7 @@ void Agent::Tick() {
       HandleDirective(**d);
     }
   }
-  if (ticks_ % kRescanTicks == 0 || targets_.empty()) {
-    absl::StatusOr<std::vector<int>> t = FindTargets(config_.proc_root, config_.selector);
-    if (t.ok()) {
-      targets_ = *t;
-      // New processes of an applied placement get the same CPUs.
-      if (active_.has_value() && active_->placement && plan_.has_value()) {
-        std::vector<int> fresh;
-        for (int pid : targets_) {
-          if (std::find(placed_.begin(), placed_.end(), pid) == placed_.end()) fresh.push_back(pid);
-        }
-        if (!fresh.empty()) {
-          Appliers appliers(&*journal_, config_.proc_root);
-          if (appliers.SetAffinity(fresh, plan_->cpus).ok()) {
-            placed_.insert(placed_.end(), fresh.begin(), fresh.end());
-          }
-        }
-      }
-    }
-  }
+  if (ticks_ % kRescanTicks == 0 || targets_.empty()) RefreshTargets();
   absl::Time t0 = absl::Now();
   absl::StatusOr<TickDelta> delta = sampler_->Sample(targets_, now);
   bool ok = delta.ok();
@@ -183,38 +209,75 @@ void Agent::Tick() {
   }
   if (metrics_ != nullptr) {
     metrics_->ObserveSample(absl::ToDoubleSeconds(absl::Now() - t0), ok);
-    metrics_->SetHealthy(ok || targets_.empty());
+    metrics_->SetDegraded(!ok ? absl::StrCat("sampling fails: ", delta.status().message())
+                          : targets_.empty()
+                              ? "no application process found (in a pod: is shareProcessNamespace "
+                                "true, and do BOOSTER_CONTAINERS name its containers?)"
+                              : "");
   }
   ++ticks_;
   if (windows_->Due(clock_->Now())) CloseWindow();
+  if (metrics_ != nullptr) metrics_->Heartbeat();
+}
+
+std::optional<PromScrape> Agent::ScrapeApp(std::string* error) {
+  absl::StatusOr<PromScrape> s = scraper_->Scrape(targets_);
+  if (metrics_ != nullptr) metrics_->ObserveScrape(s.ok());
+  if (scraper_->url() != scraped_url_ && !scraper_->url().empty()) {
+    std::fprintf(stderr, "booster-agent: application metrics at %s\n", scraper_->url().c_str());
+  }
+  scraped_url_ = scraper_->url();
+  if (!s.ok()) {
+    *error = std::string(s.status().message());
+    return std::nullopt;
+  }
+  return *std::move(s);
 }
 
 void Agent::CloseWindow() {
   absl::Time now = clock_->Now();
-  WindowReport r = windows_->Close(now);
-  if (!config_.app_metrics_url.empty()) {
-    absl::StatusOr<std::string> body = HttpGet(config_.app_metrics_url, absl::Seconds(2));
-    absl::StatusOr<PromScrape> scrape =
-        body.ok() ? ParsePrometheusText(*body) : absl::StatusOr<PromScrape>(body.status());
-    if (scrape.ok()) {
-      if (last_scrape_.has_value()) {
-        r.app =
-            ComputeWindow(*last_scrape_, *scrape, absl::ToDoubleSeconds(now - last_scrape_time_));
-      } else {
-        r.app_error = "first scrape: no window yet";
+  WindowRecord record;
+  WindowReport& r = record.report;
+  r = windows_->Close(now);
+  r.cpu_limited = cpu_limited_;
+  std::string error;
+  std::optional<PromScrape> scrape = ScrapeApp(&error);
+  if (scrape.has_value()) {
+    if (last_scrape_.has_value()) {
+      double seconds = absl::ToDoubleSeconds(now - last_scrape_time_);
+      r.app = ComputeWindow(*last_scrape_, *scrape, seconds);
+      AppSeriesChoice choice = KeepOrChooseAppSeries(series_, *scrape, scraper_->source());
+      if (choice.histogram != series_.histogram || choice.counter != series_.counter) {
+        std::string requests = !choice.counter.empty()     ? choice.counter
+                               : !choice.histogram.empty() ? choice.histogram + "_count"
+                                                           : "(none)";
+        std::fprintf(stderr, "booster-agent: application series: latency %s, requests %s\n",
+                     choice.histogram.empty() ? "(none)" : choice.histogram.c_str(),
+                     requests.c_str());
       }
-      last_scrape_ = *std::move(scrape);
-      last_scrape_time_ = now;
+      series_ = choice;
+      r.requests =
+          ComputeRequestWindow(*last_scrape_, *scrape, seconds, series_, scraper_->source());
     } else {
-      r.app_error = scrape.status().ToString();
-      last_scrape_.reset();
+      r.app_error = "first scrape: the window starts now";
     }
+    last_scrape_ = *std::move(scrape);
+    last_scrape_time_ = now;
+  } else {
+    r.app_error = error;
+    last_scrape_.reset();
   }
-  if (metrics_ != nullptr) metrics_->ObserveWindow(r);
-  reporter_->Report(r, config_.pod, arm_);
+  record.identity = config_.identity;
+  record.identity.arm = arm_;
+  record.sequence = ++sequence_;
+  record.generation = applied_generation_;
+  record.metrics = ComputeWindowMetrics(r);
+  if (metrics_ != nullptr) metrics_->ObserveWindow(record);
+  reporter_->Report(record);
 }
 
 absl::Status Agent::Run(const std::atomic<bool>& stop) {
+  if (metrics_ != nullptr) metrics_->SetArm(arm_);
   absl::StatusOr<Journal> j = Journal::Open(config_.journal_path);
   if (!j.ok()) return j.status();
   journal_ = *std::move(j);
@@ -226,41 +289,43 @@ absl::Status Agent::Run(const std::atomic<bool>& stop) {
   if (!t.ok()) return t.status();
   topology_ = *std::move(t);
 
-  CgroupPaths cgroup;
   absl::StatusOr<std::vector<int>> targets = FindTargets(config_.proc_root, config_.selector);
   if (!targets.ok()) return targets.status();
-  targets_ = *targets;
-  if (!targets_.empty()) {
-    absl::StatusOr<CgroupPaths> p = FindCgroups(config_.proc_root, targets_.front());
-    if (p.ok()) cgroup = *p;
-    // A target in the host's root cgroup: its counters are the machine's; measure the
-    // targets' own CPU time instead.
-    absl::StatusOr<uint64_t> cgns = NamespaceInode("cgroup");
-    if (cgroup.cpu_is_root && cgns.ok() && *cgns == kInitialCgroupNamespaceInode) {
-      cgroup.cpu.clear();
-      cgroup.cpuacct.clear();
-    }
-  }
-  sampler_ = std::make_unique<ProcessSampler>(config_.proc_root, cgroup);
+  sampler_ = std::make_unique<ProcessSampler>(config_.proc_root, std::vector<CgroupPaths>{});
   windows_ = std::make_unique<WindowAggregator>(config_.window, clock_->Now());
+  scraper_ = std::make_unique<AppScraper>(config_.app_metrics, config_.proc_root,
+                                          config_.discover_app_port);
+  RefreshTargets();
 
   HelloInfo hello;
-  hello.pod = config_.pod;
-  hello.arm = arm_;
-  hello.agent_version = "0.1.0";
+  hello.identity = config_.identity;
+  hello.identity.arm = arm_;
+  hello.topology.packages = topology_->packages;
+  hello.topology.numa_nodes = static_cast<int>(topology_->numa_nodes.size());
+  hello.topology.cores = static_cast<int>(topology_->cores.size());
+  hello.topology.pus = static_cast<int>(topology_->Cpus().size());
+  if (!targets_.empty()) {
+    absl::StatusOr<Limits> l = LimitsOfProcess(config_.proc_root, targets_.front());
+    if (l.ok()) {
+      hello.topology.cpuset = FormatCpuList(l->cpus);
+      hello.topology.cpu_quota_cores = l->cpu_quota_cores.value_or(0);
+      hello.topology.memory_limit_bytes = static_cast<int64_t>(l->memory_limit_bytes.value_or(0));
+    }
+  }
   hello.topology_summary =
       absl::StrCat(topology_->Cpus().size(), " CPUs, ", topology_->cores.size(), " cores, ",
                    topology_->numa_nodes.size(), " NUMA nodes");
   reporter_->Hello(hello);
-  if (!config_.app_metrics_url.empty()) {
-    absl::StatusOr<std::string> body = HttpGet(config_.app_metrics_url, absl::Seconds(2));
-    if (body.ok()) {
-      absl::StatusOr<PromScrape> s = ParsePrometheusText(*body);
-      if (s.ok()) {
-        last_scrape_ = *std::move(s);
-        last_scrape_time_ = clock_->Now();
-      }
-    }
+  if (metrics_ != nullptr) {
+    metrics_->SetStallTimeout(std::max(absl::Seconds(60), 10 * config_.tick));
+    metrics_->SetPhase(AgentMetrics::Phase::kRunning);
+  }
+  // The first window's baseline. An application not up yet is scraped again at the end
+  // of the window, which then becomes the baseline.
+  std::string error;
+  if (std::optional<PromScrape> s = ScrapeApp(&error); s.has_value()) {
+    last_scrape_ = *std::move(s);
+    last_scrape_time_ = clock_->Now();
   }
 
   absl::Time next = clock_->Now();
@@ -274,6 +339,7 @@ absl::Status Agent::Run(const std::atomic<bool>& stop) {
       clock_->SleepFor(std::min(left, absl::Milliseconds(100)));
     }
   }
+  if (metrics_ != nullptr) metrics_->SetPhase(AgentMetrics::Phase::kStopping);
   return RevertAll("shutdown");
 }
 

@@ -1,5 +1,6 @@
 // The agent loop: recover what an earlier agent left, then once a tick poll for a
-// directive, sample the targets, and close report windows; on stop, revert everything.
+// directive, sample the targets, and close report windows — each scored into the judged
+// metrics (window_metrics.h) and numbered per incarnation; on stop, revert everything.
 // All outside effects go through Appliers (journaled), all time through the Clock, all
 // directives through a DirectiveSource and all reporting through a Reporter.
 //
@@ -16,6 +17,8 @@
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "common/clock.h"
+#include "sidecar/app_metrics.h"
+#include "sidecar/app_scraper.h"
 #include "sidecar/appliers.h"
 #include "sidecar/directive.h"
 #include "sidecar/journal.h"
@@ -29,11 +32,14 @@
 namespace booster::agent {
 
 struct AgentConfig {
-  std::string pod = "unknown";
+  AgentIdentity identity;  // arm: the arm before any directive
   TargetSelector selector;
-  std::string journal_path;     // on the pod's shared volume
-  std::string control_path;     // the libbooster.so control page
-  std::string app_metrics_url;  // empty: do not scrape the application
+  std::string journal_path;  // on the pod's shared volume
+  std::string control_path;  // the libbooster.so control page
+  // The application's metrics. Without a url or port they are scraped only when
+  // discover_app_port is set (the in-pod default: find the port among the pod's sockets).
+  AppMetricsSource app_metrics;
+  bool discover_app_port = false;
   absl::Duration tick = absl::Seconds(1);
   absl::Duration window = absl::Seconds(10);
   std::string proc_root = "/proc";
@@ -56,7 +62,10 @@ class Agent {
  private:
   void HandleDirective(const Directive& d);
   void Tick();
+  void RefreshTargets();
   void CloseWindow();
+  // Scrapes the application; nullopt with `error` set when it cannot.
+  std::optional<PromScrape> ScrapeApp(std::string* error);
   absl::Status ApplyDirective(const Directive& d, AppliedStatus* status);
 
   AgentConfig config_;
@@ -73,8 +82,15 @@ class Agent {
   std::optional<Plan> plan_;
   std::unique_ptr<ProcessSampler> sampler_;
   std::unique_ptr<WindowAggregator> windows_;
+  std::unique_ptr<AppScraper> scraper_;
+  std::string scraped_url_;  // logged when it changes
+  AppSeriesChoice series_;   // sticky across windows (KeepOrChooseAppSeries)
   std::optional<PromScrape> last_scrape_;
   absl::Time last_scrape_time_;
+  std::vector<int> measured_;  // the targets whose cgroups the sampler reads
+  bool cpu_limited_ = false;
+  uint64_t sequence_ = 0;
+  int64_t applied_generation_ = 0;
   int ticks_ = 0;
 };
 

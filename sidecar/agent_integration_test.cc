@@ -2,8 +2,10 @@
 // and real cgroup v1 groups (cpu, cpuset, memory) under unique names, a real
 // multi-threaded workload in them, and the real agent binary. Checks that affinity,
 // sysctls (inside the namespace only) and the control page change as planned and are
-// restored exactly on SIGTERM, and after SIGKILL followed by a restart. Everything is
-// cleaned up in TearDown, also when an assertion fails.
+// restored exactly on SIGTERM, and after SIGKILL followed by a restart; and that a real
+// HTTP application's histogram, scraped inside the namespace, shows up as measured
+// latency and throughput on the agent's own /metrics there. Everything is cleaned up in
+// TearDown, also when an assertion fails.
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
@@ -11,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -19,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -29,7 +33,9 @@
 #include "sidecar/control_file.h"
 #include "sidecar/cpu_list.h"
 #include "sidecar/file_util.h"
+#include "sidecar/http_get.h"
 #include "sidecar/journal.h"
+#include "sidecar/test_app_server.h"
 
 namespace booster::agent {
 namespace {
@@ -168,7 +174,7 @@ class AgentIntegrationTest : public ::testing::Test {
     return Shell(absl::StrCat("ip netns exec ", name_, " sysctl -n ", key));
   }
 
-  pid_t StartAgent(bool with_directive) {
+  pid_t StartAgent(bool with_directive, const std::vector<std::string>& extra = {}) {
     std::vector<std::string> args = {agent_bin_,        "run",
                                      "--state-dir",     dir_,
                                      "--target-cgroup", name_,
@@ -181,6 +187,7 @@ class AgentIntegrationTest : public ::testing::Test {
       args.push_back("--directive-file");
       args.push_back(dir_ + "/directive");
     }
+    args.insert(args.end(), extra.begin(), extra.end());
     pid_t pid = fork();
     if (pid == 0) {
       std::vector<char*> argv;
@@ -332,6 +339,99 @@ TEST_F(AgentIntegrationTest, AppliesThenRestoresOnSigtermAndAfterSigkillRestart)
   agent_ = -1;
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
   EXPECT_EQ(*ReadFile("/proc/sys/net/core/somaxconn"), host_somaxconn);
+}
+
+// The value of `metric` in the agent's /metrics text, or NaN when it has no series.
+double WindowValue(const std::string& text, const std::string& metric) {
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    if (!absl::StartsWith(line, "booster_agent_window_value{") ||
+        !absl::StrContains(line, absl::StrCat("metric=\"", metric, "\""))) {
+      continue;
+    }
+    double v = 0;
+    if (absl::SimpleAtod(line.substr(line.rfind(' ') + 1), &v)) return v;
+  }
+  return NAN;
+}
+
+TEST_F(AgentIntegrationTest, ScrapesARealApplicationInsideThePod) {
+  int rc = 0;
+  Shell(absl::StrCat("ip netns exec ", name_, " ip link set lo up"), &rc);
+  ASSERT_EQ(rc, 0);
+  const std::string netns = "/run/netns/" + name_;
+  // The application: an HTTP server with a latency histogram, on 127.0.0.1:8080 of the
+  // pod's network namespace, in the pod's cgroups.
+  TestAppServer app;
+  ASSERT_TRUE(app.Start(8080, [&] {
+    for (const char* c : kControllers) {
+      std::string procs = absl::StrCat("/sys/fs/cgroup/", c, "/", name_, "/cgroup.procs");
+      if (!WriteExisting(procs, absl::StrCat(getpid())).ok()) return 10;
+    }
+    int fd = open(netns.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0 || setns(fd, CLONE_NEWNET) != 0) return 11;
+    return 0;
+  }));
+  agent_ = StartAgent(false, {"--metrics-address", "127.0.0.1:9901", "--app-metrics",
+                              "{\"port\": 8080}", "--profile", "shop/web", "--arm", "canary"});
+
+  // Inside the namespace (loopback only): requests to the application, bounded in count
+  // and time, until the agent's /metrics shows a window with them measured.
+  pid_t client = fork();
+  ASSERT_GE(client, 0);
+  if (client == 0) {
+    int fd = open(netns.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0 || setns(fd, CLONE_NEWNET) != 0) _exit(11);
+    absl::Time deadline = absl::Now() + absl::Seconds(60);
+    for (int i = 0; i < 20000 && absl::Now() < deadline; ++i) {
+      HttpGet(i % 10 == 0 ? "http://127.0.0.1:8080/fail" : "http://127.0.0.1:8080/",
+              absl::Seconds(2))
+          .IgnoreError();
+      if (i % 20 != 0) continue;
+      absl::StatusOr<std::string> m = HttpGet("http://127.0.0.1:9901/metrics", absl::Seconds(2));
+      if (!m.ok() || std::isnan(WindowValue(*m, "latencyP99")) ||
+          !(WindowValue(*m, "errorRate") > 0)) {
+        continue;
+      }
+      absl::StatusOr<HttpResponse> h = HttpFetch("http://127.0.0.1:9901/healthz", absl::Seconds(2));
+      if (!WriteFileAtomically(dir_ + "/agent_metrics.txt", *m).ok() ||
+          !WriteFileAtomically(dir_ + "/healthz.txt",
+                               h.ok() ? absl::StrCat(h->code, " ", h->body) : "error")
+               .ok()) {
+        _exit(12);
+      }
+      _exit(0);
+    }
+    _exit(1);
+  }
+  int status = 0;
+  waitpid(client, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+      << "the agent's /metrics never showed the application's requests; reports:\n"
+      << ReadFile(dir_ + "/report.jsonl").value_or("");
+
+  std::string text = *ReadFile(dir_ + "/agent_metrics.txt");
+  double p50 = WindowValue(text, "latencyP50"), p99 = WindowValue(text, "latencyP99");
+  EXPECT_GT(p50, 0);
+  EXPECT_LE(p50, p99);
+  EXPECT_LE(p99, 1.0);  // the server's highest finite bound
+  EXPECT_GT(WindowValue(text, "throughput"), 0);
+  EXPECT_GT(WindowValue(text, "errorRate"), 0);
+  EXPECT_LT(WindowValue(text, "errorRate"), 0.5);
+  EXPECT_GT(WindowValue(text, "cpuPerRequest"), 0);
+  EXPECT_GE(WindowValue(text, "runQueueDelay"), 0);
+  EXPECT_GE(WindowValue(text, "listenOverflows"), 0);  // the namespace's own counters
+  EXPECT_THAT(text, HasSubstr("arm=\"canary\""));
+  // The cpu cgroup has a 0.5-core quota: throttling is measured, not missing.
+  EXPECT_GE(WindowValue(text, "cpuThrottling"), 0);
+  EXPECT_EQ(*ReadFile(dir_ + "/healthz.txt"), "200 ok\n");
+  // The report file carries the same windows with a value (not null) for the latency.
+  EXPECT_GT(CountReportLines({"\"profile\":\"shop/web\"", "\"latencyP99\":{\"value\":"}),
+            CountReportLines({"\"profile\":\"shop/web\"", "\"latencyP99\":{\"value\":null"}));
+
+  kill(agent_, SIGTERM);
+  waitpid(agent_, &status, 0);
+  agent_ = -1;
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
 }
 
 TEST_F(AgentIntegrationTest, RefusesANodeWideSysctlAndChangesNothing) {

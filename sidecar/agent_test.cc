@@ -11,10 +11,14 @@
 
 #include <cstdlib>
 #include <deque>
+#include <optional>
+#include <thread>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "sidecar/cpu_list.h"
+#include "sidecar/http_get.h"
+#include "sidecar/test_app_server.h"
 
 namespace booster::agent {
 namespace {
@@ -53,14 +57,16 @@ class RecordingReporter : public Reporter {
     applied.push_back(s);
     affinity_at_applied.push_back(Affinity(watched_));
   }
-  void Report(const WindowReport& r, const std::string&, const std::string& arm) override {
-    reports.push_back(r);
-    arms.push_back(arm);
+  void Report(const WindowRecord& r) override {
+    reports.push_back(r.report);
+    records.push_back(r);
+    arms.push_back(r.identity.arm);
   }
   std::vector<HelloInfo> hellos;
   std::vector<AppliedStatus> applied;
   std::vector<std::vector<int>> affinity_at_applied;
   std::vector<WindowReport> reports;
+  std::vector<WindowRecord> records;
   std::vector<std::string> arms;
 
  private:
@@ -82,7 +88,8 @@ class AgentTest : public ::testing::Test {
     config_.selector.pids = {child_};
     config_.tick = absl::Milliseconds(10);
     config_.window = absl::Milliseconds(30);
-    config_.pod = "test-pod";
+    config_.identity.pod_name = "test-pod";
+    config_.identity.incarnation = "inc-1";
   }
   void TearDown() override {
     if (child_ > 0) {
@@ -174,6 +181,123 @@ TEST_F(AgentTest, FailedDirectiveLeavesNothingBehind) {
   EXPECT_THAT(reporter.applied[0].failed.front(), HasSubstr("this_key_does_not_exist"));
   EXPECT_EQ(reporter.affinity_at_applied[0], original);
   EXPECT_TRUE(Journal::Open(config_.journal_path)->empty());
+}
+
+// Keeps the window records; read from the test thread while the agent runs.
+class WindowRecorder : public Reporter {
+ public:
+  void Hello(const HelloInfo& h) override {
+    absl::MutexLock l(&mu_);
+    hello_ = h;
+  }
+  void Applied(const AppliedStatus&) override {}
+  void Report(const WindowRecord& r) override {
+    absl::MutexLock l(&mu_);
+    records_.push_back(r);
+  }
+  std::vector<WindowRecord> records() {
+    absl::MutexLock l(&mu_);
+    return records_;
+  }
+  HelloInfo hello() {
+    absl::MutexLock l(&mu_);
+    return hello_;
+  }
+
+ private:
+  absl::Mutex mu_;
+  HelloInfo hello_;
+  std::vector<WindowRecord> records_;
+};
+
+bool Measured(const WindowRecord& r, absl::string_view metric) {
+  const MetricValue* m = r.metrics.Find(metric);
+  return m != nullptr && m->value.has_value();
+}
+
+// A real HTTP application with a real histogram, served on loopback: while requests flow,
+// the agent's windows carry its latency quantiles, throughput, error rate and CPU per
+// request, numbered 1, 2, 3, ... under one incarnation.
+TEST_F(AgentTest, ScoresTheApplicationsRequestsEveryWindow) {
+  TestAppServer app;
+  ASSERT_TRUE(app.Start(0));
+  config_.selector.pids = {app.pid()};
+  config_.app_metrics.port = app.app_port();
+  config_.tick = absl::Milliseconds(20);
+  config_.window = absl::Milliseconds(200);
+  config_.identity.arm = "canary";
+  WindowRecorder reporter;
+  AgentMetrics metrics("test-pod");
+  Agent agent(config_, &RealClock::Get(), nullptr, &reporter, &metrics);
+  std::atomic<bool> stop{false};
+  absl::Status run_status;
+  std::thread runner([&] { run_status = agent.Run(stop); });
+
+  // Load, bounded in count and time, until a window has seen both kinds of request.
+  std::optional<WindowRecord> scored;
+  absl::Time deadline = absl::Now() + absl::Seconds(30);
+  for (int i = 0; i < 20000 && absl::Now() < deadline && !scored.has_value(); ++i) {
+    HttpGet(app.url(i % 10 == 0 ? "/fail" : "/"), absl::Seconds(2)).IgnoreError();
+    if (i % 20 != 0) continue;
+    for (const WindowRecord& r : reporter.records()) {
+      if (Measured(r, "latencyP99") && Measured(r, "errorRate") &&
+          r.metrics.Find("errorRate")->value > 0) {
+        scored = r;
+      }
+    }
+  }
+  stop = true;
+  runner.join();
+  ASSERT_TRUE(run_status.ok()) << run_status;
+  ASSERT_TRUE(scored.has_value()) << "no window measured the application's requests";
+
+  const WindowMetrics& m = scored->metrics;
+  double p50 = *m.Find("latencyP50")->value, p99 = *m.Find("latencyP99")->value;
+  EXPECT_GT(p50, 0);
+  EXPECT_LE(p50, p99);
+  EXPECT_LE(p99, *m.Find("latencyP999")->value);
+  EXPECT_LE(p99, 1.0);  // the highest finite bound of the server's buckets
+  EXPECT_GT(*m.Find("throughput")->value, 0);
+  EXPECT_GT(m.Find("throughput")->samples, 0);
+  EXPECT_EQ(m.Find("latencyP99")->samples, m.Find("throughput")->samples);
+  double error_rate = *m.Find("errorRate")->value;
+  EXPECT_GT(error_rate, 0);
+  EXPECT_LT(error_rate, 0.5);  // 1 in 10 requests fails; /metrics itself is not counted
+  ASSERT_TRUE(Measured(*scored, "cpuPerRequest")) << m.Find("cpuPerRequest")->missing;
+  EXPECT_GT(*m.Find("cpuPerRequest")->value, 0);
+  EXPECT_TRUE(Measured(*scored, "runQueueDelay"));
+  EXPECT_EQ(scored->identity.arm, "canary");
+  EXPECT_EQ(scored->identity.incarnation, "inc-1");
+  EXPECT_EQ(scored->identity.pod_name, "test-pod");
+  EXPECT_EQ(scored->report.requests->histogram, "http_request_duration_seconds");
+  EXPECT_EQ(scored->report.requests->request_source, "http_requests_total");
+
+  std::vector<WindowRecord> all = reporter.records();
+  for (size_t i = 0; i < all.size(); ++i) EXPECT_EQ(all[i].sequence, i + 1);
+  EXPECT_EQ(reporter.hello().identity.incarnation, "inc-1");
+  EXPECT_EQ(reporter.hello().identity.arm, "canary");
+}
+
+// Without the application's metrics the request-based metrics are missing, never 0,
+// while the kernel's are measured.
+TEST_F(AgentTest, NoApplicationMetricsMeansMissingNotZero) {
+  config_.max_ticks = 8;
+  config_.tick = absl::Milliseconds(10);
+  config_.window = absl::Milliseconds(30);
+  WindowRecorder reporter;
+  Agent agent(config_, &RealClock::Get(), nullptr, &reporter, nullptr);
+  std::atomic<bool> stop{false};
+  ASSERT_TRUE(agent.Run(stop).ok());
+  std::vector<WindowRecord> all = reporter.records();
+  ASSERT_GE(all.size(), 2u);
+  const WindowRecord& r = all.back();
+  for (const char* name :
+       {"latencyP50", "latencyP99", "latencyP999", "throughput", "errorRate", "cpuPerRequest"}) {
+    const MetricValue* m = r.metrics.Find(name);
+    EXPECT_FALSE(m->value.has_value()) << name;
+    EXPECT_THAT(m->missing, HasSubstr("BOOSTER_APP_METRICS")) << name;
+  }
+  EXPECT_TRUE(Measured(r, "runQueueDelay")) << r.metrics.Find("runQueueDelay")->missing;
 }
 
 }  // namespace

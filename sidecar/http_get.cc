@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
@@ -75,6 +76,16 @@ absl::StatusOr<HttpUrl> ParseHttpUrl(const std::string& url) {
 
 absl::StatusOr<std::string> HttpGet(const std::string& url, absl::Duration timeout,
                                     size_t max_bytes) {
+  absl::StatusOr<HttpResponse> r = HttpFetch(url, timeout, max_bytes);
+  if (!r.ok()) return r.status();
+  if (r->code < 200 || r->code > 299) {
+    return absl::UnavailableError(absl::StrCat(url, " answered HTTP ", r->code));
+  }
+  return std::move(r->body);
+}
+
+absl::StatusOr<HttpResponse> HttpFetch(const std::string& url, absl::Duration timeout,
+                                       size_t max_bytes) {
   absl::StatusOr<HttpUrl> u = ParseHttpUrl(url);
   if (!u.ok()) return u.status();
   absl::Time deadline = absl::Now() + timeout;
@@ -154,10 +165,10 @@ absl::StatusOr<std::string> HttpGet(const std::string& url, absl::Duration timeo
   if (sp == std::string::npos || !absl::SimpleAtoi(response.substr(sp + 1, 3), &code)) {
     return absl::UnavailableError(absl::StrCat(url, ": bad status line"));
   }
-  if (code < 200 || code > 299) {
-    return absl::UnavailableError(absl::StrCat(url, " answered HTTP ", code));
-  }
-  return response.substr(header_end + 4);
+  HttpResponse out;
+  out.code = code;
+  out.body = response.substr(header_end + 4);
+  return out;
 }
 
 }  // namespace booster::agent

@@ -28,6 +28,15 @@ absl::StatusOr<HttpUrl> ParseHttpUrl(const std::string& url);
 absl::StatusOr<std::string> HttpGet(const std::string& url, absl::Duration timeout,
                                     size_t max_bytes = 8 << 20);
 
+struct HttpResponse {
+  int code = 0;
+  std::string body;
+};
+
+// HttpGet, but any HTTP status is a response (probes and tests look at the status).
+absl::StatusOr<HttpResponse> HttpFetch(const std::string& url, absl::Duration timeout,
+                                       size_t max_bytes = 8 << 20);
+
 }  // namespace booster::agent
 
 #endif  // BOOSTER_SIDECAR_HTTP_GET_H_

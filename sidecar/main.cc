@@ -3,7 +3,8 @@
 //   plan [--json] [--topology-synthetic D] [--cpuset L] [--cpu-quota C] [--memory-limit B]
 //        [--cross-numa] [--gomemlimit-fraction F] [--pid P]   the placement plan
 //   run --state-dir DIR [--target-pid L | --target-cgroup S | --target-command S] ...
-//                                    the agent itself (no selector: the rest of the pod)
+//                                    the agent itself (no selector: the rest of the pod);
+//                                    unset flags fall back to the pod's env (run_config.h)
 //   revert --state-dir DIR [--netns PATH]                      undo what a dead agent left
 //   install DIR [--lib PATH] [--allocator NAME]   the init-container mode (default library:
 //                                                 $BOOSTER_LIB, else beside the executable)
@@ -34,10 +35,13 @@
 #include "sidecar/json_writer.h"
 #include "sidecar/planner.h"
 #include "sidecar/render.h"
+#include "sidecar/run_config.h"
 #include "sidecar/topology.h"
 
 namespace booster::agent {
 namespace {
+
+constexpr char kAgentVersion[] = "0.1.0";
 
 // --name value / --name=value / --switch. Positional arguments are kept in order.
 struct Args {
@@ -190,81 +194,52 @@ absl::Status JoinNamespace(const std::string& path, int nstype) {
   return absl::OkStatus();
 }
 
-absl::Status JoinNamespaces(const Args& a) {
-  if (a.Has("netns")) {
-    if (absl::Status s = JoinNamespace(a.Get("netns"), CLONE_NEWNET); !s.ok()) return s;
+absl::Status JoinNamespaces(const std::string& netns, const std::string& ipcns) {
+  if (!netns.empty()) {
+    if (absl::Status s = JoinNamespace(netns, CLONE_NEWNET); !s.ok()) return s;
   }
-  if (a.Has("ipcns")) {
-    if (absl::Status s = JoinNamespace(a.Get("ipcns"), CLONE_NEWIPC); !s.ok()) return s;
+  if (!ipcns.empty()) {
+    if (absl::Status s = JoinNamespace(ipcns, CLONE_NEWIPC); !s.ok()) return s;
   }
   return absl::OkStatus();
 }
 
-absl::StatusOr<AgentConfig> ConfigFromArgs(const Args& a) {
-  AgentConfig c;
-  if (!a.Has("state-dir")) {
-    return absl::InvalidArgumentError("--state-dir (the shared volume) is required");
-  }
-  std::string dir = a.Get("state-dir");
-  c.journal_path = dir + "/agent.journal";
-  c.control_path = a.Get("control-file", dir + "/control");
-  const char* pod_env = std::getenv("POD_NAME");
+absl::Status JoinNamespaces(const Args& a) {
+  return JoinNamespaces(a.Get("netns"), a.Get("ipcns"));
+}
+
+std::string Hostname() {
   char host[256] = {0};
-  gethostname(host, sizeof(host) - 1);
-  c.pod = a.Get("pod", pod_env != nullptr ? pod_env : host);
-  if (a.Has("target-pid")) {
-    for (absl::string_view p : absl::StrSplit(a.Get("target-pid"), ',', absl::SkipEmpty())) {
-      int pid = 0;
-      if (!absl::SimpleAtoi(p, &pid))
-        return absl::InvalidArgumentError("--target-pid needs numbers");
-      c.selector.pids.push_back(pid);
-    }
-  }
-  c.selector.cgroup_contains = a.Get("target-cgroup");
-  c.selector.command_contains = a.Get("target-command");
-  if (c.selector.pids.empty() && c.selector.cgroup_contains.empty() &&
-      c.selector.command_contains.empty()) {
-    // The sidecar as the operator injects it: watch the rest of the pod.
-    c.selector.pod_peers = true;
-    absl::StatusOr<std::string> own = ReadFile("/proc/self/cgroup");
-    if (own.ok()) c.selector.own_cgroup = *own;
-  }
-  c.app_metrics_url = a.Get("app-metrics-url");
-  double secs = 0;
-  if (a.Has("window")) {
-    if (!absl::SimpleAtod(a.Get("window"), &secs) || secs <= 0) {
-      return absl::InvalidArgumentError("--window needs seconds > 0");
-    }
-    c.window = absl::Seconds(secs);
-  }
-  if (a.Has("tick")) {
-    if (!absl::SimpleAtod(a.Get("tick"), &secs) || secs <= 0) {
-      return absl::InvalidArgumentError("--tick needs seconds > 0");
-    }
-    c.tick = absl::Seconds(secs);
-  }
-  if (a.Has("max-ticks") && !absl::SimpleAtoi(a.Get("max-ticks"), &c.max_ticks)) {
-    return absl::InvalidArgumentError("--max-ticks needs a number");
-  }
-  return c;
+  if (gethostname(host, sizeof(host) - 1) != 0) return "";
+  return host;
 }
 
 int CmdRun(const Args& a) {
-  if (absl::Status s = JoinNamespaces(a); !s.ok()) return Fail(s);
-  absl::StatusOr<AgentConfig> config = ConfigFromArgs(a);
-  if (!config.ok()) return Fail(config.status());
+  // Configuration first: a bad flag or variable is exit 2 before anything is touched.
+  absl::StatusOr<RunOptions> options = RunOptionsFrom(a.flags, EnvFromProcess(), Hostname());
+  if (!options.ok()) return Fail(options.status());
+  if (absl::Status s = JoinNamespaces(options->netns, options->ipcns); !s.ok()) return Fail(s);
+  AgentConfig& config = options->agent;
+  config.identity.incarnation = NewIncarnation();
+  config.identity.agent_version = kAgentVersion;
+  if (config.selector.pod_peers) {
+    absl::StatusOr<std::string> own = ReadFile("/proc/self/cgroup");
+    if (own.ok()) config.selector.own_cgroup = *own;
+  }
+  std::fprintf(stderr, "booster-agent: %s\n", DescribeRunOptions(*options).c_str());
+
   absl::StatusOr<std::unique_ptr<JsonLinesReporter>> reporter =
-      JsonLinesReporter::Open(a.Get("report-file", "-"));
+      JsonLinesReporter::Open(options->report_file);
   if (!reporter.ok()) return Fail(reporter.status());
   std::unique_ptr<FileDirectiveSource> directives;
-  if (a.Has("directive-file")) {
-    directives = std::make_unique<FileDirectiveSource>(a.Get("directive-file"));
+  if (!options->directive_file.empty()) {
+    directives = std::make_unique<FileDirectiveSource>(options->directive_file);
   }
-  AgentMetrics metrics(config->pod);
+  AgentMetrics metrics(config.identity.pod_name);
   std::unique_ptr<MetricsServer> server;
-  if (a.Has("metrics-address")) {
+  if (!options->metrics_address.empty()) {
     absl::StatusOr<std::unique_ptr<MetricsServer>> s =
-        MetricsServer::Start(a.Get("metrics-address"), &metrics);
+        MetricsServer::Start(options->metrics_address, &metrics);
     if (!s.ok()) return Fail(s.status());
     server = *std::move(s);
     std::fprintf(stderr, "booster-agent: /metrics and /healthz on port %d\n", server->port());
@@ -274,7 +249,7 @@ int CmdRun(const Args& a) {
   sigemptyset(&sa.sa_mask);
   sigaction(SIGTERM, &sa, nullptr);
   sigaction(SIGINT, &sa, nullptr);
-  Agent agent(*config, &RealClock::Get(), directives.get(), reporter->get(), &metrics);
+  Agent agent(config, &RealClock::Get(), directives.get(), reporter->get(), &metrics);
   absl::Status s = agent.Run(g_stop);
   if (!s.ok()) return Fail(s);
   return 0;
@@ -317,18 +292,24 @@ int CmdInstall(const Args& a) {
 }
 
 void Usage() {
-  std::fprintf(stderr,
-               "usage: booster-agent <command> [flags]\n"
-               "  topology [--json] [--pid P] [--topology-synthetic D] [--cpuset L]\n"
-               "  plan [--json] [--topology-synthetic D] [--cpuset L] [--mems L]\n"
-               "       [--cpu-quota CORES] [--memory-limit BYTES] [--cross-numa]\n"
-               "       [--gomemlimit-fraction F] [--max-cpus N] [--pid P]\n"
-               "  run --state-dir DIR [--target-pid L] [--target-cgroup S] [--target-command S]\n"
-               "      [--directive-file F] [--report-file F|-] [--control-file F]\n"
-               "      [--metrics-address HOST:PORT] [--app-metrics-url URL] [--window S]\n"
-               "      [--tick S] [--netns PATH] [--ipcns PATH] [--pod NAME] [--max-ticks N]\n"
-               "  revert --state-dir DIR [--netns PATH] [--ipcns PATH]\n"
-               "  install DIR [--lib PATH] [--allocator none|jemalloc|mimalloc|tcmalloc|PATH]\n");
+  std::fprintf(
+      stderr,
+      "usage: booster-agent <command> [flags]\n"
+      "  topology [--json] [--pid P] [--topology-synthetic D] [--cpuset L]\n"
+      "  plan [--json] [--topology-synthetic D] [--cpuset L] [--mems L]\n"
+      "       [--cpu-quota CORES] [--memory-limit BYTES] [--cross-numa]\n"
+      "       [--gomemlimit-fraction F] [--max-cpus N] [--pid P]\n"
+      "  run --state-dir DIR [--target-pid L] [--target-cgroup S] [--target-command S]\n"
+      "      [--directive-file F] [--report-file F|-] [--control-file F]\n"
+      "      [--metrics-address [HOST]:PORT] [--app-metrics JSON] [--app-metrics-url URL]\n"
+      "      [--window DURATION] [--tick DURATION] [--netns PATH] [--ipcns PATH]\n"
+      "      [--pod NAME] [--pod-namespace NS] [--pod-uid UID] [--node NAME]\n"
+      "      [--profile NS/NAME] [--arm A] [--mode observe|tune] [--template-hash H]\n"
+      "      [--containers A,B] [--operator ADDR] [--token-file F] [--max-ticks N]\n"
+      "      (each unset flag falls back to its variable: POD_NAME, BOOSTER_WINDOW, ...;\n"
+      "       docs/agent.md lists them)\n"
+      "  revert --state-dir DIR [--netns PATH] [--ipcns PATH]\n"
+      "  install DIR [--lib PATH] [--allocator none|jemalloc|mimalloc|tcmalloc|PATH]\n");
 }
 
 }  // namespace

@@ -2,12 +2,15 @@
 
 #include <cmath>
 #include <exception>
+#include <functional>
 
+#include "CivetServer.h"
 #include "absl/status/status.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "prometheus/collectable.h"
-#include "prometheus/exposer.h"
+#include "absl/strings/str_split.h"
 #include "prometheus/metric_family.h"
+#include "prometheus/text_serializer.h"
 
 namespace booster::agent {
 namespace {
@@ -15,73 +18,79 @@ namespace {
 using prometheus::BuildCounter;
 using prometheus::BuildGauge;
 
-class HealthCollectable : public prometheus::Collectable {
- public:
-  explicit HealthCollectable(AgentMetrics* m) : m_(m) {}
-  std::vector<prometheus::MetricFamily> Collect() const override {
-    prometheus::MetricFamily f;
-    f.name = "booster_agent_healthy";
-    f.help = "1 while the agent samples and applies normally.";
-    f.type = prometheus::MetricType::Gauge;
-    prometheus::ClientMetric c;
-    c.gauge.value = m_->healthy() ? 1 : 0;
-    f.metric.push_back(c);
-    return {f};
-  }
-
- private:
-  AgentMetrics* m_;
-};
+void Respond(mg_connection* conn, int code, const char* content_type, const std::string& body) {
+  const char* text = code == 200 ? "OK" : code == 503 ? "Service Unavailable" : "Error";
+  mg_printf(conn,
+            "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
+            "Connection: close\r\n\r\n",
+            code, text, content_type, body.size());
+  mg_write(conn, body.data(), body.size());
+}
 
 }  // namespace
 
-AgentMetrics::AgentMetrics(std::string pod)
-    : pod_(std::move(pod)), registry_(std::make_shared<prometheus::Registry>()) {
+// One GET endpoint: a function from nothing to (status, content type, body).
+class MetricsServer::Handler final : public CivetHandler {
+ public:
+  struct Answer {
+    int code = 200;
+    const char* content_type = "text/plain; charset=utf-8";
+    std::string body;
+  };
+  explicit Handler(std::function<Answer()> answer) : answer_(std::move(answer)) {}
+  bool handleGet(CivetServer*, mg_connection* conn) override {
+    Answer a;
+    try {
+      a = answer_();
+    } catch (const std::exception& e) {
+      a = Answer{500, "text/plain; charset=utf-8", absl::StrCat(e.what(), "\n")};
+    }
+    Respond(conn, a.code, a.content_type, a.body);
+    return true;
+  }
+
+ private:
+  std::function<Answer()> answer_;
+};
+
+AgentMetrics::AgentMetrics(std::string pod, Clock* clock)
+    : pod_(std::move(pod)), clock_(clock), registry_(std::make_shared<prometheus::Registry>()) {
+  last_heartbeat_ = clock_->Now();
   prometheus::Labels pod_label = {{"pod", pod_}};
-  up_ = &BuildGauge()
-             .Name("booster_agent_up")
-             .Help("1 while the agent runs.")
-             .Register(*registry_)
-             .Add(pod_label);
+  auto counter = [&](const char* name, const char* help) {
+    return &BuildCounter().Name(name).Help(help).Register(*registry_).Add(pod_label);
+  };
+  auto single_gauge = [&](const char* name, const char* help) {
+    return &BuildGauge().Name(name).Help(help).Register(*registry_).Add(pod_label);
+  };
+  up_ = single_gauge("booster_agent_up", "1 while the agent runs.");
   up_->Set(1);
-  samples_ = &BuildCounter()
-                  .Name("booster_agent_samples_total")
-                  .Help("Samples taken.")
-                  .Register(*registry_)
-                  .Add(pod_label);
-  sample_errors_ = &BuildCounter()
-                        .Name("booster_agent_sample_errors_total")
-                        .Help("Samples that failed.")
-                        .Register(*registry_)
-                        .Add(pod_label);
-  sample_seconds_ = &BuildGauge()
-                         .Name("booster_agent_sample_duration_seconds")
-                         .Help("Time the last sample took.")
-                         .Register(*registry_)
-                         .Add(pod_label);
-  windows_ = &BuildCounter()
-                  .Name("booster_agent_windows_total")
-                  .Help("Report windows closed.")
-                  .Register(*registry_)
-                  .Add(pod_label);
-  applied_ = &BuildCounter()
-                  .Name("booster_agent_directives_total")
-                  .Help("Directives handled.")
-                  .Register(*registry_)
-                  .Add(pod_label);
-  applied_failures_ = &BuildCounter()
-                           .Name("booster_agent_directive_failures_total")
-                           .Help("Directives that failed and were reverted.")
-                           .Register(*registry_)
-                           .Add(pod_label);
-  generation_ = &BuildGauge()
-                     .Name("booster_agent_directive_generation")
-                     .Help("Generation of the last directive handled.")
-                     .Register(*registry_)
-                     .Add(pod_label);
+  healthy_ = single_gauge("booster_agent_healthy",
+                          "1 while /healthz answers 200 (the loop runs and ticks).");
+  samples_ = counter("booster_agent_samples_total", "Samples taken.");
+  sample_errors_ = counter("booster_agent_sample_errors_total", "Samples that failed.");
+  sample_seconds_ =
+      single_gauge("booster_agent_sample_duration_seconds", "Time the last sample took.");
+  scrapes_ = counter("booster_agent_app_scrapes_total", "Scrapes of the application's metrics.");
+  scrape_errors_ = counter("booster_agent_app_scrape_errors_total",
+                           "Scrapes of the application's metrics that failed.");
+  windows_ = counter("booster_agent_windows_total", "Report windows closed.");
+  sequence_ = single_gauge("booster_agent_window_sequence",
+                           "Sequence number of the last window of this agent process.");
+  applied_ = counter("booster_agent_directives_total", "Directives handled.");
+  applied_failures_ = counter("booster_agent_directive_failures_total",
+                              "Directives that failed and were reverted.");
+  generation_ = single_gauge("booster_agent_directive_generation",
+                             "Generation of the last directive handled.");
   auto gauge = [&](const char* name, const char* help) {
     return &BuildGauge().Name(name).Help(help).Register(*registry_);
   };
+  window_value_ = gauge("booster_agent_window_value",
+                        "Value of each judged metric in the last window; no series while the "
+                        "metric is missing (it is never reported as 0 instead).");
+  window_samples_ = gauge("booster_agent_window_samples",
+                          "Observations behind each judged metric in the last window "
+                          "(requests or ticks); 0 while missing.");
   cpu_cores_ = gauge("booster_pod_cpu_cores", "CPU used in the last window, in cores.");
   throttled_ratio_ = gauge("booster_pod_cpu_throttled_ratio",
                            "Throttled CFS periods / periods in the last window.");
@@ -111,16 +120,34 @@ void AgentMetrics::SetArm(const std::string& arm) {
   arm_ = arm;
 }
 
-void AgentMetrics::SetFigure(prometheus::Family<prometheus::Gauge>* f, double v,
-                             const prometheus::Labels& extra) {
+prometheus::Labels AgentMetrics::FigureLabels(const prometheus::Labels& extra) const {
   prometheus::Labels labels = extra;
   labels["pod"] = pod_;
   labels["arm"] = arm_;
-  prometheus::Gauge& g = f->Add(labels);
+  return labels;
+}
+
+void AgentMetrics::SetFigure(prometheus::Family<prometheus::Gauge>* f, double v,
+                             const prometheus::Labels& extra) {
+  prometheus::Gauge& g = f->Add(FigureLabels(extra));
   bool known = false;
   for (const auto& [family, gauge] : figures_) known |= gauge == &g;
   if (!known) figures_.emplace_back(f, &g);
   g.Set(std::isfinite(v) ? v : 0);
+}
+
+void AgentMetrics::RemoveFigure(prometheus::Family<prometheus::Gauge>* f,
+                                const prometheus::Labels& extra) {
+  prometheus::Labels labels = FigureLabels(extra);
+  if (!f->Has(labels)) return;
+  prometheus::Gauge* g = &f->Add(labels);
+  for (auto it = figures_.begin(); it != figures_.end(); ++it) {
+    if (it->second == g) {
+      figures_.erase(it);
+      break;
+    }
+  }
+  f->Remove(g);
 }
 
 void AgentMetrics::ObserveSample(double seconds, bool ok) {
@@ -129,15 +156,31 @@ void AgentMetrics::ObserveSample(double seconds, bool ok) {
   sample_seconds_->Set(seconds);
 }
 
+void AgentMetrics::ObserveScrape(bool ok) {
+  scrapes_->Increment();
+  if (!ok) scrape_errors_->Increment();
+}
+
 void AgentMetrics::ObserveApplied(bool ok, int64_t generation) {
   applied_->Increment();
   if (!ok) applied_failures_->Increment();
   generation_->Set(static_cast<double>(generation));
 }
 
-void AgentMetrics::ObserveWindow(const WindowReport& r) {
+void AgentMetrics::ObserveWindow(const WindowRecord& record) {
+  const WindowReport& r = record.report;
   windows_->Increment();
+  sequence_->Set(static_cast<double>(record.sequence));
   absl::MutexLock l(&mu_);
+  for (const MetricValue& m : record.metrics.metrics) {
+    prometheus::Labels metric = {{"metric", m.name}};
+    if (m.value.has_value()) {
+      SetFigure(window_value_, *m.value, metric);
+    } else {
+      RemoveFigure(window_value_, metric);
+    }
+    SetFigure(window_samples_, static_cast<double>(m.samples), metric);
+  }
   SetFigure(cpu_cores_, r.cpu_cores);
   SetFigure(throttled_ratio_, r.throttled_ratio);
   SetFigure(throttled_seconds_, r.throttled_seconds);
@@ -162,20 +205,108 @@ void AgentMetrics::ObserveWindow(const WindowReport& r) {
   }
 }
 
+void AgentMetrics::SetPhase(Phase phase) {
+  absl::MutexLock l(&mu_);
+  phase_ = phase;
+  last_heartbeat_ = clock_->Now();
+}
+
+void AgentMetrics::Heartbeat() {
+  absl::MutexLock l(&mu_);
+  last_heartbeat_ = clock_->Now();
+}
+
+void AgentMetrics::SetStallTimeout(absl::Duration d) {
+  absl::MutexLock l(&mu_);
+  stall_timeout_ = d;
+}
+
+void AgentMetrics::SetDegraded(std::string why) {
+  absl::MutexLock l(&mu_);
+  degraded_ = std::move(why);
+}
+
+AgentMetrics::Health AgentMetrics::CurrentHealth() const {
+  Health h;
+  {
+    absl::MutexLock l(&mu_);
+    switch (phase_) {
+      case Phase::kStarting:
+        h.reason = "starting: recovering the journal and reading the topology";
+        break;
+      case Phase::kStopping:
+        h.reason = "stopping: reverting every change";
+        break;
+      case Phase::kRunning: {
+        absl::Duration since = clock_->Now() - last_heartbeat_;
+        if (since > stall_timeout_) {
+          h.reason = absl::StrCat("stalled: no tick completed for ", absl::FormatDuration(since));
+        } else {
+          h.ok = true;
+          h.reason = degraded_.empty() ? "ok" : absl::StrCat("ok (degraded: ", degraded_, ")");
+        }
+        break;
+      }
+    }
+  }
+  healthy_->Set(h.ok ? 1 : 0);
+  return h;
+}
+
+absl::StatusOr<std::string> CivetListeningPort(const std::string& address) {
+  size_t colon = address.rfind(':');
+  std::string host = colon == std::string::npos ? "" : address.substr(0, colon);
+  std::string port = colon == std::string::npos ? address : address.substr(colon + 1);
+  int p = -1;
+  if (!absl::SimpleAtoi(port, &p) || p < 0 || p > 65535 || port.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("\"", address, "\" is not [address]:port, e.g. :9901 or 127.0.0.1:9901"));
+  }
+  if (host.empty()) return absl::StrCat(p);
+  std::vector<std::string> octets = absl::StrSplit(host, '.');
+  bool ipv4 = octets.size() == 4;
+  for (const std::string& o : octets) {
+    int v = -1;
+    ipv4 &= !o.empty() && o.size() <= 3 && absl::SimpleAtoi(o, &v) && v >= 0 && v <= 255;
+  }
+  if (!ipv4) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("\"", address, "\": the address must be an IPv4 address or empty (:", p, ")"));
+  }
+  return absl::StrCat(host, ":", p);
+}
+
 absl::StatusOr<std::unique_ptr<MetricsServer>> MetricsServer::Start(const std::string& address,
                                                                     AgentMetrics* metrics) {
+  absl::StatusOr<std::string> ports = CivetListeningPort(address);
+  if (!ports.ok()) return ports.status();
   std::unique_ptr<MetricsServer> s(new MetricsServer());
+  std::shared_ptr<prometheus::Registry> registry = metrics->registry();
+  s->metrics_handler_ = std::make_unique<Handler>([registry, metrics] {
+    metrics->CurrentHealth();  // refreshes booster_agent_healthy
+    Handler::Answer a;
+    a.content_type = "text/plain; version=0.0.4; charset=utf-8";
+    a.body = prometheus::TextSerializer().Serialize(registry->Collect());
+    return a;
+  });
+  s->health_handler_ = std::make_unique<Handler>([metrics] {
+    AgentMetrics::Health h = metrics->CurrentHealth();
+    Handler::Answer a;
+    a.code = h.ok ? 200 : 503;
+    a.body = h.reason + "\n";
+    return a;
+  });
   try {
-    s->exposer_ = std::make_unique<prometheus::Exposer>(address, 1);
+    std::vector<std::string> options = {"listening_ports", *ports, "num_threads", "2"};
+    s->server_ = std::make_unique<CivetServer>(options);
   } catch (const std::exception& e) {
     return absl::UnavailableError(
-        absl::StrCat("cannot serve /metrics on ", address, ": ", e.what()));
+        absl::StrCat("cannot serve /metrics and /healthz on ", address, ": ", e.what()));
   }
-  s->exposer_->RegisterCollectable(metrics->registry(), "/metrics");
-  s->health_ = std::make_shared<HealthCollectable>(metrics);
-  s->exposer_->RegisterCollectable(s->health_, "/healthz");
-  std::vector<int> ports = s->exposer_->GetListeningPorts();
-  s->port_ = ports.empty() ? 0 : ports.front();
+  s->server_->addHandler("/metrics", s->metrics_handler_.get());
+  s->server_->addHandler("/healthz", s->health_handler_.get());
+  std::vector<int> listening = s->server_->getListeningPorts();
+  s->port_ = listening.empty() ? 0 : listening.front();
   return s;
 }
 

@@ -1,11 +1,20 @@
-// The agent's own /metrics (prometheus-cpp): agent health plus the sampled figures of
-// the last window, labelled with pod and arm, so a Prometheus scraping the pod sees
-// both arms side by side without the operator. Also serves /healthz.
+// The agent's own /metrics and /healthz, served from one port (BOOSTER_METRICS_ADDRESS,
+// the container port `booster-agent`): agent health, the per-window value of every judged
+// metric (booster_agent_window_value{metric}; a missing metric has no series), and the
+// sampled figures of the last window labelled with pod and arm, so a Prometheus scraping
+// the pod sees both arms side by side without the operator.
+//
+// /healthz answers 200 while the agent loop runs and 503 while it starts, stops, or has
+// not completed a tick for longer than the stall timeout — what a restart can fix. Sampling
+// or scrape failures do not fail it (the body and /metrics say so): the agent's readiness
+// is part of the pod's, and a probe failing on the application's behalf would take the
+// pod out of its Service.
 //
 //   AgentMetrics m("web-7d9f-abcde");
-//   absl::StatusOr<std::unique_ptr<MetricsServer>> s = MetricsServer::Start("0.0.0.0:9464", &m);
-//   m.SetArm("canary");
-//   m.ObserveWindow(report);
+//   absl::StatusOr<std::unique_ptr<MetricsServer>> s = MetricsServer::Start(":9901", &m);
+//   m.SetPhase(AgentMetrics::Phase::kRunning);
+//   every tick: m.Heartbeat();
+//   every window: m.ObserveWindow(record);
 #ifndef BOOSTER_SIDECAR_METRICS_H_
 #define BOOSTER_SIDECAR_METRICS_H_
 
@@ -17,51 +26,79 @@
 
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "common/clock.h"
 #include "prometheus/counter.h"
 #include "prometheus/family.h"
 #include "prometheus/gauge.h"
 #include "prometheus/registry.h"
+#include "sidecar/reporter.h"
 #include "sidecar/sampler.h"
 
-namespace prometheus {
-class Exposer;
-}
+class CivetServer;
 
 namespace booster::agent {
 
 class AgentMetrics {
  public:
-  explicit AgentMetrics(std::string pod);
+  enum class Phase { kStarting, kRunning, kStopping };
+  struct Health {
+    bool ok = false;
+    std::string reason;  // "ok", or why not; a degraded but running agent is ok
+  };
+
+  // `clock` (not owned) times the heartbeat; it must outlive this object.
+  explicit AgentMetrics(std::string pod, Clock* clock = &RealClock::Get());
   std::shared_ptr<prometheus::Registry> registry() const { return registry_; }
 
   void SetArm(const std::string& arm);
   void ObserveSample(double seconds, bool ok);
-  void ObserveWindow(const WindowReport& r);
+  void ObserveScrape(bool ok);
+  void ObserveWindow(const WindowRecord& record);
   void ObserveApplied(bool ok, int64_t generation);
-  void SetHealthy(bool healthy) { healthy_ = healthy; }
-  bool healthy() const { return healthy_; }
+
+  // Health.
+  void SetPhase(Phase phase);
+  void Heartbeat();  // once per completed tick
+  void SetStallTimeout(absl::Duration d);
+  void SetDegraded(std::string why);  // "" when sampling works again
+  Health CurrentHealth() const;
 
  private:
   void SetFigure(prometheus::Family<prometheus::Gauge>* f, double v,
                  const prometheus::Labels& extra = {}) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void RemoveFigure(prometheus::Family<prometheus::Gauge>* f, const prometheus::Labels& extra)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  prometheus::Labels FigureLabels(const prometheus::Labels& extra) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   std::string pod_;
+  Clock* clock_;
   std::shared_ptr<prometheus::Registry> registry_;
-  std::atomic<bool> healthy_{true};
-  absl::Mutex mu_;
+  mutable absl::Mutex mu_;
   std::string arm_ ABSL_GUARDED_BY(mu_) = "baseline";
   // Series labelled with the current arm, removed when the arm changes.
   std::vector<std::pair<prometheus::Family<prometheus::Gauge>*, prometheus::Gauge*>> figures_
       ABSL_GUARDED_BY(mu_);
+  Phase phase_ ABSL_GUARDED_BY(mu_) = Phase::kStarting;
+  absl::Time last_heartbeat_ ABSL_GUARDED_BY(mu_);
+  absl::Duration stall_timeout_ ABSL_GUARDED_BY(mu_) = absl::Seconds(60);
+  std::string degraded_ ABSL_GUARDED_BY(mu_);
 
   prometheus::Gauge* up_;
+  prometheus::Gauge* healthy_;
   prometheus::Counter* samples_;
   prometheus::Counter* sample_errors_;
   prometheus::Gauge* sample_seconds_;
+  prometheus::Counter* scrapes_;
+  prometheus::Counter* scrape_errors_;
   prometheus::Counter* windows_;
+  prometheus::Gauge* sequence_;
   prometheus::Counter* applied_;
   prometheus::Counter* applied_failures_;
   prometheus::Gauge* generation_;
+  prometheus::Family<prometheus::Gauge>* window_value_;
+  prometheus::Family<prometheus::Gauge>* window_samples_;
   prometheus::Family<prometheus::Gauge>* cpu_cores_;
   prometheus::Family<prometheus::Gauge>* throttled_ratio_;
   prometheus::Family<prometheus::Gauge>* throttled_seconds_;
@@ -76,22 +113,29 @@ class AgentMetrics {
   prometheus::Family<prometheus::Gauge>* app_quantile_;
 };
 
-// Serves /metrics and /healthz. /healthz answers 200 with `booster_agent_healthy 1|0`
-// (prometheus-cpp cannot send other statuses; a probe that needs them checks the body).
+// Serves GET /metrics (Prometheus text format 0.0.4) and GET /healthz (200 "ok" or 503
+// with the reason) with CivetWeb, the way booster-operator serves its probes.
 class MetricsServer {
  public:
-  // `address` like "127.0.0.1:0" or "0.0.0.0:9464"; kUnavailable when it cannot bind.
+  // `address` is ":9901" (every IPv4 interface), "0.0.0.0:9901", "127.0.0.1:0" (a free
+  // port); kInvalidArgument when malformed, kUnavailable when it cannot bind.
   static absl::StatusOr<std::unique_ptr<MetricsServer>> Start(const std::string& address,
                                                               AgentMetrics* metrics);
   ~MetricsServer();
   int port() const { return port_; }
 
  private:
+  class Handler;
   MetricsServer() = default;
-  std::unique_ptr<prometheus::Exposer> exposer_;
-  std::shared_ptr<prometheus::Collectable> health_;
+  std::unique_ptr<Handler> metrics_handler_;
+  std::unique_ptr<Handler> health_handler_;
+  std::unique_ptr<CivetServer> server_;  // declared last: stops before the handlers go
   int port_ = 0;
 };
+
+// ":9901" -> "9901", "0.0.0.0:9901" -> "0.0.0.0:9901": CivetWeb's listening_ports form.
+// kInvalidArgument for anything but [IPv4 address]:port with port in 0..65535.
+absl::StatusOr<std::string> CivetListeningPort(const std::string& address);
 
 }  // namespace booster::agent
 

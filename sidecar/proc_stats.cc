@@ -1,5 +1,9 @@
 #include "sidecar/proc_stats.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#include <cstring>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -95,6 +99,48 @@ absl::StatusOr<std::map<std::string, int64_t>> ParseNetCounters(absl::string_vie
       }
       out[absl::StrCat(group, ".", names[k])] = v;
     }
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<ListeningSocket>> ParseListeningSockets(absl::string_view text,
+                                                                   bool ipv6) {
+  constexpr absl::string_view kListen = "0A";  // TCP_LISTEN
+  std::vector<ListeningSocket> out;
+  bool header = true;
+  for (absl::string_view line : absl::StrSplit(text, '\n', absl::SkipWhitespace())) {
+    if (header) {  // "  sl  local_address rem_address   st ..."
+      header = false;
+      continue;
+    }
+    std::vector<absl::string_view> f = absl::StrSplit(line, ' ', absl::SkipEmpty());
+    if (f.size() < 10) return absl::InvalidArgumentError(absl::StrCat("bad tcp line: ", line));
+    if (f[3] != kListen) continue;
+    absl::string_view local = f[1];
+    size_t colon = local.find(':');
+    size_t hex_len = ipv6 ? 32 : 8;
+    ListeningSocket sock;
+    uint32_t port = 0;
+    if (colon != hex_len || !absl::SimpleHexAtoi(local.substr(colon + 1), &port) || port > 65535 ||
+        !absl::SimpleAtoi(f[9], &sock.inode)) {
+      return absl::InvalidArgumentError(absl::StrCat("bad tcp line: ", line));
+    }
+    sock.port = static_cast<int>(port);
+    // The kernel prints each 32-bit word of the address as a number in host order.
+    unsigned char bytes[16] = {0};
+    for (size_t w = 0; w < hex_len / 8; ++w) {
+      uint32_t word = 0;
+      if (!absl::SimpleHexAtoi(local.substr(w * 8, 8), &word)) {
+        return absl::InvalidArgumentError(absl::StrCat("bad tcp address: ", line));
+      }
+      std::memcpy(bytes + w * 4, &word, sizeof(word));
+    }
+    char buf[INET6_ADDRSTRLEN] = {0};
+    if (inet_ntop(ipv6 ? AF_INET6 : AF_INET, bytes, buf, sizeof(buf)) == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat("bad tcp address: ", line));
+    }
+    sock.address = buf;
+    out.push_back(std::move(sock));
   }
   return out;
 }

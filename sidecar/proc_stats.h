@@ -1,12 +1,14 @@
 // Parsers for the /proc files the samplers read: /proc/<pid>/stat, status, schedstat
 // (and the same files per thread under task/), and the pod's /proc/<pid>/net/netstat and
-// snmp. Pure: they take the file text; tests feed copies of real files (testdata/).
+// snmp, and its listening TCP sockets (net/tcp, tcp6). Pure: they take the file text; tests feed
+// copies of real files (testdata/).
 #ifndef BOOSTER_SIDECAR_PROC_STATS_H_
 #define BOOSTER_SIDECAR_PROC_STATS_H_
 
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -50,6 +52,18 @@ absl::StatusOr<Schedstat> ParseSchedstat(absl::string_view text);
 // /proc/net/netstat and /proc/net/snmp: pairs of lines "Tcp: names..." / "Tcp: values...".
 // Keys are "<Group>.<Name>", e.g. "TcpExt.ListenOverflows", "Tcp.RetransSegs".
 absl::StatusOr<std::map<std::string, int64_t>> ParseNetCounters(absl::string_view text);
+
+// A TCP socket in LISTEN state, from /proc/net/tcp or tcp6.
+struct ListeningSocket {
+  std::string address;  // "0.0.0.0", "127.0.0.1", "::", "::1"
+  int port = 0;
+  uint64_t inode = 0;
+};
+
+// The LISTEN sockets of /proc/<pid>/net/tcp (ipv6 = false) or tcp6 (true). Addresses are
+// decoded in this machine's byte order, which is the order the kernel wrote them in.
+absl::StatusOr<std::vector<ListeningSocket>> ParseListeningSockets(absl::string_view text,
+                                                                   bool ipv6);
 
 }  // namespace booster::agent
 

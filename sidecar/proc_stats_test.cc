@@ -85,5 +85,29 @@ TEST(ProcStatsTest, ParsesRealNetstatAndSnmp) {
   EXPECT_FALSE(ParseNetCounters("Tcp: A\n").ok());
 }
 
+// Copied from this machine with three test sockets listening: 0.0.0.0:44213 (tcp),
+// [::]:51893 and [::1]:59589 (tcp6), among established connections.
+TEST(ProcStatsTest, ParsesRealListeningSockets) {
+  absl::StatusOr<std::vector<ListeningSocket>> v4 =
+      ParseListeningSockets(Fixture("proc_net_tcp.txt"), false);
+  ASSERT_TRUE(v4.ok()) << v4.status();
+  ASSERT_EQ(v4->size(), 2u);  // the ESTABLISHED line is left out
+  EXPECT_EQ((*v4)[0].address, "0.0.0.0");
+  EXPECT_EQ((*v4)[0].port, 44213);
+  EXPECT_EQ((*v4)[0].inode, 253042u);
+  EXPECT_EQ((*v4)[1].address, "127.0.0.1");
+  EXPECT_EQ((*v4)[1].port, 0xADDF);
+  absl::StatusOr<std::vector<ListeningSocket>> v6 =
+      ParseListeningSockets(Fixture("proc_net_tcp6.txt"), true);
+  ASSERT_TRUE(v6.ok()) << v6.status();
+  ASSERT_EQ(v6->size(), 2u);
+  EXPECT_EQ((*v6)[0].address, "::");
+  EXPECT_EQ((*v6)[0].port, 51893);
+  EXPECT_EQ((*v6)[1].address, "::1");
+  EXPECT_EQ((*v6)[1].port, 59589);
+  EXPECT_FALSE(ParseListeningSockets("header\n 0: 0100007F 00000000:0000 0A\n", false).ok());
+  EXPECT_FALSE(ParseListeningSockets(Fixture("proc_net_tcp6.txt"), false).ok());
+}
+
 }  // namespace
 }  // namespace booster::agent

@@ -85,20 +85,6 @@ absl::Status ParseLine(absl::string_view line, PromSample* out) {
   return absl::OkStatus();
 }
 
-// Family a sample belongs to, for histogram/summary suffixes.
-std::string BaseName(const std::string& name, const std::map<std::string, std::string>& types) {
-  for (const char* suffix : {"_bucket", "_sum", "_count"}) {
-    if (absl::EndsWith(name, suffix)) {
-      std::string base = name.substr(0, name.size() - std::string(suffix).size());
-      auto it = types.find(base);
-      if (it != types.end() && (it->second == "histogram" || it->second == "summary")) {
-        return base;
-      }
-    }
-  }
-  return name;
-}
-
 double CounterDelta(double before, double after) {
   // A counter that went down was reset: count from zero, as rate() does.
   return after >= before ? after - before : after;
@@ -117,6 +103,27 @@ PromLabels Without(const PromLabels& labels, absl::string_view name, std::string
 }
 
 }  // namespace
+
+std::string FamilyOf(const std::string& name, const std::map<std::string, std::string>& types) {
+  if (types.count(name) > 0) return name;
+  for (const char* suffix : {"_bucket", "_sum", "_count", "_total"}) {
+    if (absl::EndsWith(name, suffix)) {
+      std::string base = name.substr(0, name.size() - std::string(suffix).size());
+      auto it = types.find(base);
+      if (it == types.end()) continue;
+      bool grouped = it->second == "histogram" || it->second == "summary";
+      if ((grouped && suffix[1] != 't') || (it->second == "counter" && suffix[1] == 't')) {
+        return base;
+      }
+    }
+  }
+  return name;
+}
+
+std::string TypeOf(const std::string& name, const std::map<std::string, std::string>& types) {
+  auto it = types.find(FamilyOf(name, types));
+  return it == types.end() ? "untyped" : it->second;
+}
 
 std::string SeriesKey(absl::string_view name, const PromLabels& labels) {
   std::string out(name);
@@ -184,9 +191,8 @@ PromWindow ComputeWindow(const PromScrape& before, const PromScrape& after, doub
   std::map<std::string, std::vector<std::pair<double, double>>> buckets;
   std::map<std::string, std::pair<double, double>> sums_counts;  // key -> (dsum, dcount)
   for (const PromSample& s : after.samples) {
-    std::string base = BaseName(s.name, after.types);
-    auto type_it = after.types.find(base);
-    std::string type = type_it == after.types.end() ? "untyped" : type_it->second;
+    std::string base = FamilyOf(s.name, after.types);
+    std::string type = TypeOf(s.name, after.types);
     if (type == "counter") {
       w.counter_rates[SeriesKey(s.name, s.labels)] = delta_of(s) / seconds;
     } else if (type == "histogram" || type == "summary") {

@@ -36,6 +36,15 @@ struct PromScrape {
 
 absl::StatusOr<PromScrape> ParsePrometheusText(absl::string_view text);
 
+// The family (the name of its `# TYPE` line) a sample belongs to: `x` for `x_bucket`,
+// `x_sum` and `x_count` of a histogram or summary `x`, and for `x_total` of a counter typed
+// `x` (Python's prometheus_client and OpenMetrics name the family without `_total`).
+// A sample of no typed family is its own family.
+std::string FamilyOf(const std::string& sample_name,
+                     const std::map<std::string, std::string>& types);
+// The type of FamilyOf(sample_name): counter, gauge, histogram, summary or untyped.
+std::string TypeOf(const std::string& sample_name, const std::map<std::string, std::string>& types);
+
 // "name{a=\"x\",b=\"y\"}" (labels sorted), the key used in the window maps.
 std::string SeriesKey(absl::string_view name, const PromLabels& labels);
 

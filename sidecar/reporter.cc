@@ -1,9 +1,14 @@
 #include "sidecar/reporter.h"
 
+#include <unistd.h>
+
 #include <cerrno>
 #include <cmath>
+#include <cstring>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "sidecar/file_util.h"
 #include "sidecar/json_writer.h"
@@ -16,21 +21,52 @@ std::string Rfc3339(absl::Time t) {
   return absl::FormatTime("%Y-%m-%dT%H:%M:%E3SZ", t, absl::UTCTimeZone());
 }
 
+void WriteIdentity(const AgentIdentity& id, JsonWriter* w) {
+  for (const auto& [key, value] :
+       {std::pair{"namespace", &id.pod_namespace}, std::pair{"pod", &id.pod_name},
+        std::pair{"pod_uid", &id.pod_uid}, std::pair{"node", &id.node_name},
+        std::pair{"profile", &id.profile}, std::pair{"arm", &id.arm}, std::pair{"mode", &id.mode},
+        std::pair{"template_hash", &id.template_hash}, std::pair{"incarnation", &id.incarnation}}) {
+    w->Key(key);
+    w->String(*value);
+  }
+}
+
 }  // namespace
+
+std::string NewIncarnation() {
+  unsigned char bytes[16] = {0};
+  FILE* f = std::fopen("/dev/urandom", "rbe");
+  size_t n = f != nullptr ? std::fread(bytes, 1, sizeof(bytes), f) : 0;
+  if (f != nullptr) std::fclose(f);
+  if (n != sizeof(bytes)) {
+    // No /dev/urandom (a very bare image): time and pid still differ per run.
+    uint64_t t = static_cast<uint64_t>(absl::ToUnixNanos(absl::Now()));
+    uint64_t p = static_cast<uint64_t>(getpid());
+    std::memcpy(bytes, &t, sizeof(t));
+    std::memcpy(bytes + 8, &p, sizeof(p));
+  }
+  std::string out;
+  for (unsigned char b : bytes) absl::StrAppend(&out, absl::Hex(b, absl::kZeroPad2));
+  return out;
+}
 
 std::string HelloJson(const HelloInfo& info) {
   JsonWriter w;
   w.BeginObject();
   w.Key("type");
   w.String("hello");
-  w.Key("pod");
-  w.String(info.pod);
-  w.Key("arm");
-  w.String(info.arm);
+  WriteIdentity(info.identity, &w);
   w.Key("agent_version");
-  w.String(info.agent_version);
+  w.String(info.identity.agent_version);
   w.Key("topology");
   w.String(info.topology_summary);
+  w.Key("cpuset");
+  w.String(info.topology.cpuset);
+  w.Key("cpu_quota_cores");
+  w.Double(info.topology.cpu_quota_cores);
+  w.Key("memory_limit_bytes");
+  w.Int(info.topology.memory_limit_bytes);
   w.EndObject();
   return w.str();
 }
@@ -62,15 +98,60 @@ std::string AppliedJson(const AppliedStatus& s) {
   return w.str();
 }
 
-std::string ReportJson(const WindowReport& r, const std::string& pod, const std::string& arm) {
+std::string ReportJson(const WindowRecord& record) {
+  const WindowReport& r = record.report;
   JsonWriter w;
   w.BeginObject();
   w.Key("type");
   w.String("report");
-  w.Key("pod");
-  w.String(pod);
-  w.Key("arm");
-  w.String(arm);
+  WriteIdentity(record.identity, &w);
+  w.Key("sequence");
+  w.Uint(record.sequence);
+  w.Key("generation");
+  w.Int(record.generation);
+  // The judged metrics: value null when missing, with the reason.
+  w.Key("metrics");
+  w.BeginObject();
+  for (const MetricValue& m : record.metrics.metrics) {
+    w.Key(m.name);
+    w.BeginObject();
+    w.Key("value");
+    if (m.value.has_value()) {
+      w.Double(*m.value);
+    } else {
+      w.Null();
+    }
+    w.Key("samples");
+    w.Int(m.samples);
+    if (!m.value.has_value()) {
+      w.Key("missing");
+      w.String(m.missing);
+    }
+    w.EndObject();
+  }
+  w.EndObject();
+  if (r.requests.has_value()) {
+    const RequestWindow& q = *r.requests;
+    w.Key("requests");
+    w.BeginObject();
+    w.Key("seconds");
+    w.Double(q.seconds);
+    w.Key("histogram");
+    w.String(q.histogram);
+    w.Key("latency_count");
+    w.Double(q.latency_count);
+    w.Key("request_source");
+    w.String(q.request_source);
+    w.Key("requests");
+    w.Double(q.requests);
+    w.Key("error_source");
+    w.String(q.error_source);
+    w.Key("errors");
+    w.Double(q.errors);
+    w.Key("notes");
+    w.StringArray(q.notes);
+    w.EndObject();
+  }
   w.Key("start");
   w.String(Rfc3339(r.start));
   w.Key("end");

@@ -2,6 +2,18 @@
 // directive (and after start-up recovery / shutdown revert), one Report per window.
 // Until the gRPC stream lands, JsonLinesReporter writes one JSON object per line to a
 // file (or stdout); the Reporter interface is the seam the stream will plug into.
+//
+// A WindowRecord carries everything proto/booster/v1/agent.proto's WindowReport needs:
+// (incarnation, sequence) identify it across reconnects (a reporter that buffers keeps
+// records until acknowledged and resends them in sequence order), the per-metric values
+// with their sample counts (a missing metric has no value), and who measured it.
+//
+//   class GrpcReporter : public Reporter {
+//     void Report(const WindowRecord& r) override {
+//       for (const MetricValue& m : r.metrics.metrics) if (m.value) Add(m.name, *m.value, ...);
+//       Buffer(r.identity.incarnation, r.sequence, ...);   // until an Ack covers it
+//     }
+//   };
 #ifndef BOOSTER_SIDECAR_REPORTER_H_
 #define BOOSTER_SIDECAR_REPORTER_H_
 
@@ -15,14 +27,53 @@
 #include "sidecar/planner.h"
 #include "sidecar/sampler.h"
 #include "sidecar/topology.h"
+#include "sidecar/window_metrics.h"
 
 namespace booster::agent {
 
-struct HelloInfo {
-  std::string pod;
-  std::string arm;
+// Who the agent is and what it runs, as the agent believes it (the downward API and the
+// operator's env in the pod; flags override). Informational for the operator, which takes
+// identity from the agent's token and the live pod, never from a message.
+struct AgentIdentity {
+  std::string pod_namespace;
+  std::string pod_name = "unknown";
+  std::string pod_uid;
+  std::string node_name;
+  std::string profile;           // "namespace/name" of the BoosterProfile; "" outside one
+  std::string arm = "baseline";  // baseline | canary | promoted; a directive may change it
+  std::string mode = "observe";  // observe | tune (BOOSTER_AGENT_MODE)
+  std::string template_hash;     // the pod's booster.dev/template-hash annotation
+  std::string incarnation;       // random per agent process (NewIncarnation)
   std::string agent_version;
+};
+
+// 32 random hex digits from the kernel's random source, for AgentIdentity::incarnation.
+std::string NewIncarnation();
+
+// The machine and limits the agent found, for Hello (proto Topology).
+struct TopologyInfo {
+  int packages = 0;
+  int numa_nodes = 0;
+  int cores = 0;
+  int pus = 0;
+  std::string cpuset;              // of the application's first process, "0-3,8"
+  double cpu_quota_cores = 0;      // 0: no quota
+  int64_t memory_limit_bytes = 0;  // 0: no limit
+};
+
+struct HelloInfo {
+  AgentIdentity identity;
+  TopologyInfo topology;
   std::string topology_summary;  // "2 CPUs, 2 cores, 1 NUMA node"
+};
+
+// One closed window, as reported.
+struct WindowRecord {
+  AgentIdentity identity;  // the arm in force when the window closed
+  uint64_t sequence = 0;   // 1 for the first window of an incarnation, then +1
+  int64_t generation = 0;  // of the last directive applied; 0 before any
+  WindowReport report;     // the raw figures
+  WindowMetrics metrics;   // ComputeWindowMetrics(report)
 };
 
 struct AppliedStatus {
@@ -41,14 +92,13 @@ class Reporter {
   virtual ~Reporter() = default;
   virtual void Hello(const HelloInfo& info) = 0;
   virtual void Applied(const AppliedStatus& status) = 0;
-  virtual void Report(const WindowReport& report, const std::string& pod,
-                      const std::string& arm) = 0;
+  virtual void Report(const WindowRecord& record) = 0;
 };
 
 // JSON renderings, shared by the file reporter and tests.
 std::string HelloJson(const HelloInfo& info);
 std::string AppliedJson(const AppliedStatus& status);
-std::string ReportJson(const WindowReport& report, const std::string& pod, const std::string& arm);
+std::string ReportJson(const WindowRecord& record);
 
 class JsonLinesReporter : public Reporter {
  public:
@@ -57,9 +107,7 @@ class JsonLinesReporter : public Reporter {
   ~JsonLinesReporter() override;
   void Hello(const HelloInfo& info) override { Write(HelloJson(info)); }
   void Applied(const AppliedStatus& s) override { Write(AppliedJson(s)); }
-  void Report(const WindowReport& r, const std::string& pod, const std::string& arm) override {
-    Write(ReportJson(r, pod, arm));
-  }
+  void Report(const WindowRecord& r) override { Write(ReportJson(r)); }
 
  private:
   explicit JsonLinesReporter(FILE* f, bool owned) : file_(f), owned_(owned) {}

@@ -9,6 +9,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "sidecar/file_util.h"
 #include "sidecar/proc_stats.h"
@@ -33,6 +34,29 @@ uint64_t Diff(uint64_t now, uint64_t before) { return now >= before ? now - befo
 
 }  // namespace
 
+std::string ContainerNameFromMountinfo(absl::string_view mountinfo, absl::string_view pod_uid) {
+  for (absl::string_view line : absl::StrSplit(mountinfo, '\n', absl::SkipEmpty())) {
+    std::vector<absl::string_view> f = absl::StrSplit(line, ' ');
+    if (f.size() < 5) continue;
+    absl::string_view root = f[3];  // the mounted directory within its filesystem
+    size_t c = root.rfind("/containers/");
+    if (c == absl::string_view::npos) continue;
+    absl::string_view rest = root.substr(c + 12);  // <name>/<id>
+    size_t slash = rest.find('/');
+    if (slash == absl::string_view::npos || slash == 0) continue;
+    absl::string_view id = rest.substr(slash + 1);
+    if (id.empty() || absl::StrContains(id, '/')) continue;
+    absl::string_view pod_dir = root.substr(0, c);  // .../pods/<uid>
+    size_t p = pod_dir.rfind("/pods/");
+    if (p == absl::string_view::npos) continue;
+    absl::string_view uid = pod_dir.substr(p + 6);
+    if (uid.empty() || absl::StrContains(uid, '/')) continue;
+    if (!pod_uid.empty() && uid != pod_uid) continue;
+    return std::string(rest.substr(0, slash));
+  }
+  return "";
+}
+
 absl::StatusOr<std::vector<int>> FindTargets(const std::string& proc_root,
                                              const TargetSelector& sel) {
   if (sel.pids.empty() && sel.cgroup_contains.empty() && sel.command_contains.empty() &&
@@ -42,6 +66,7 @@ absl::StatusOr<std::vector<int>> FindTargets(const std::string& proc_root,
   }
   std::vector<int> candidates = sel.pids.empty() ? NumericEntries(proc_root) : sel.pids;
   std::vector<int> out;
+  std::vector<std::string> names;  // container of out[i], when sel.containers is set
   int self = getpid();
   for (int pid : candidates) {
     if (pid == self) continue;
@@ -63,14 +88,42 @@ absl::StatusOr<std::vector<int>> FindTargets(const std::string& proc_root,
       if (!cg.ok() || !absl::StrContains(*cg, sel.cgroup_contains)) continue;
     }
     out.push_back(pid);
+    if (!sel.containers.empty()) {
+      absl::StatusOr<std::string> mounts = ReadFile(base + "/mountinfo");
+      names.push_back(mounts.ok() ? ContainerNameFromMountinfo(*mounts, sel.pod_uid) : "");
+    }
   }
-  return out;
+  bool any_named = false;
+  for (const std::string& n : names) any_named |= !n.empty();
+  if (!any_named) return out;  // containers cannot be told apart here: keep them all
+  std::vector<int> kept;
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (std::find(sel.containers.begin(), sel.containers.end(), names[i]) != sel.containers.end()) {
+      kept.push_back(out[i]);
+    }
+  }
+  return kept;
 }
 
 ProcessSampler::ProcessSampler(std::string proc_root, CgroupPaths cgroup)
-    : proc_root_(std::move(proc_root)),
-      cgroup_(std::move(cgroup)),
-      ticks_per_second_(std::max(1L, sysconf(_SC_CLK_TCK))) {}
+    : ProcessSampler(std::move(proc_root), std::vector<CgroupPaths>{std::move(cgroup)}) {}
+
+ProcessSampler::ProcessSampler(std::string proc_root, std::vector<CgroupPaths> cgroups)
+    : proc_root_(std::move(proc_root)), ticks_per_second_(std::max(1L, sysconf(_SC_CLK_TCK))) {
+  SetCgroups(std::move(cgroups));
+}
+
+void ProcessSampler::SetCgroups(std::vector<CgroupPaths> cgroups) {
+  cgroups_.clear();
+  std::map<std::string, CgroupState> kept;
+  for (CgroupPaths& c : cgroups) {
+    if (c.cpu.empty() || kept.count(c.cpu) > 0) continue;
+    auto it = cgroup_state_.find(c.cpu);
+    kept[c.cpu] = it != cgroup_state_.end() ? it->second : CgroupState{};
+    cgroups_.push_back(std::move(c));
+  }
+  cgroup_state_ = std::move(kept);
+}
 
 absl::StatusOr<TickDelta> ProcessSampler::Sample(const std::vector<int>& pids, absl::Time now) {
   TickDelta d;
@@ -133,33 +186,41 @@ absl::StatusOr<TickDelta> ProcessSampler::Sample(const std::vector<int>& pids, a
     return absl::NotFoundError("none of the target processes could be read");
   }
 
-  // Container CPU: the cgroup's own counter when there is one (precise, includes
-  // processes the selector missed), else the targets' utime + stime.
+  // Container CPU: the cgroups' own counters when every target cgroup has one (precise,
+  // includes processes the selector missed), else the targets' utime + stime.
   d.cpu_ns = tick_cpu_ns;
-  if (!cgroup_.cpu.empty()) {
-    absl::StatusOr<std::string> text = ReadFile(cgroup_.cpu + "/cpu.stat");
-    if (text.ok()) {
-      absl::StatusOr<CpuStat> cs = ParseCpuStat(*text);
-      if (cs.ok()) {
-        if (last_cpu_stat_.has_value()) {
-          d.nr_periods = Diff(cs->nr_periods, last_cpu_stat_->nr_periods);
-          d.nr_throttled = Diff(cs->nr_throttled, last_cpu_stat_->nr_throttled);
-          d.throttled_ns = Diff(cs->throttled_ns, last_cpu_stat_->throttled_ns);
-        }
-        last_cpu_stat_ = *cs;
-        std::optional<uint64_t> usage = cs->usage_ns;
-        if (!usage.has_value() && !cgroup_.cpuacct.empty()) {
-          absl::StatusOr<std::string> u = ReadFile(cgroup_.cpuacct + "/cpuacct.usage");
-          uint64_t v = 0;
-          if (u.ok() && absl::SimpleAtoi(absl::StripAsciiWhitespace(*u), &v)) usage = v;
-        }
-        if (usage.has_value()) {
-          if (last_usage_ns_.has_value()) d.cpu_ns = Diff(*usage, *last_usage_ns_);
-          last_usage_ns_ = usage;
-        }
-      }
+  uint64_t cgroup_cpu_ns = 0;
+  bool cgroup_cpu_complete = !cgroups_.empty();
+  for (const CgroupPaths& cg : cgroups_) {
+    CgroupState& st = cgroup_state_[cg.cpu];
+    absl::StatusOr<std::string> text = ReadFile(cg.cpu + "/cpu.stat");
+    absl::StatusOr<CpuStat> cs =
+        text.ok() ? ParseCpuStat(*text) : absl::StatusOr<CpuStat>(text.status());
+    if (!cs.ok()) {
+      cgroup_cpu_complete = false;
+      continue;
     }
+    if (st.cpu_stat.has_value()) {
+      d.nr_periods += Diff(cs->nr_periods, st.cpu_stat->nr_periods);
+      d.nr_throttled += Diff(cs->nr_throttled, st.cpu_stat->nr_throttled);
+      d.throttled_ns += Diff(cs->throttled_ns, st.cpu_stat->throttled_ns);
+      d.cpu_stat_read = true;
+    }
+    st.cpu_stat = *cs;
+    std::optional<uint64_t> usage = cs->usage_ns;
+    if (!usage.has_value() && !cg.cpuacct.empty()) {
+      absl::StatusOr<std::string> u = ReadFile(cg.cpuacct + "/cpuacct.usage");
+      uint64_t v = 0;
+      if (u.ok() && absl::SimpleAtoi(absl::StripAsciiWhitespace(*u), &v)) usage = v;
+    }
+    if (usage.has_value() && st.usage_ns.has_value()) {
+      cgroup_cpu_ns += Diff(*usage, *st.usage_ns);
+    } else {
+      cgroup_cpu_complete = false;
+    }
+    st.usage_ns = usage;
   }
+  if (cgroup_cpu_complete) d.cpu_ns = cgroup_cpu_ns;
 
   // The pod's network namespace, through the first target's /proc/<pid>/net.
   if (!procs_.empty()) {
@@ -172,6 +233,7 @@ absl::StatusOr<TickDelta> ProcessSampler::Sample(const std::vector<int>& pids, a
       if (c.ok()) counters.insert(c->begin(), c->end());
     }
     if (!last_net_.empty() && !counters.empty()) {
+      d.net_read = true;
       auto delta = [&](const std::string& k) -> int64_t {
         auto a = counters.find(k);
         auto b = last_net_.find(k);
@@ -185,6 +247,7 @@ absl::StatusOr<TickDelta> ProcessSampler::Sample(const std::vector<int>& pids, a
     }
     if (!counters.empty()) last_net_ = std::move(counters);
   }
+  d.procs_read = readable > 0;
   if (baseline) {
     TickDelta zero;
     zero.rss_bytes = d.rss_bytes;
@@ -197,6 +260,15 @@ absl::StatusOr<TickDelta> ProcessSampler::Sample(const std::vector<int>& pids, a
 
 void WindowAggregator::Add(const TickDelta& d) {
   ++ticks_;
+  if (d.seconds > 0 && d.procs_read) {
+    ++measured_ticks_;
+    measured_seconds_ += d.seconds;
+  }
+  if (d.seconds > 0 && d.cpu_stat_read) ++cpu_stat_ticks_;
+  if (d.seconds > 0 && d.net_read) {
+    ++net_ticks_;
+    net_seconds_ += d.seconds;
+  }
   sum_.seconds += d.seconds;
   sum_.cpu_ns += d.cpu_ns;
   sum_.runq_wait_ns += d.runq_wait_ns;
@@ -224,9 +296,17 @@ WindowReport WindowAggregator::Close(absl::Time now) {
   r.end = now;
   r.ticks = ticks_;
   r.tick_errors = errors_;
-  // Rates over the time the samples cover (the first tick of a run has none).
-  double s = sum_.seconds;
-  r.seconds = s;
+  // Rates over the time the measured samples cover (the first tick of a run, and ticks
+  // without any target, have none).
+  r.seconds = sum_.seconds;
+  r.measured_ticks = measured_ticks_;
+  r.measured_seconds = measured_seconds_;
+  r.cpu_seconds = static_cast<double>(sum_.cpu_ns) / 1e9;
+  r.runq_wait_seconds = static_cast<double>(sum_.runq_wait_ns) / 1e9;
+  r.cpu_stat_ticks = cpu_stat_ticks_;
+  r.net_ticks = net_ticks_;
+  r.net_seconds = net_seconds_;
+  double s = measured_seconds_;
   if (s > 0) {
     r.cpu_cores = static_cast<double>(sum_.cpu_ns) / 1e9 / s;
     r.runq_delay_per_second = static_cast<double>(sum_.runq_wait_ns) / 1e9 / s;
@@ -261,6 +341,11 @@ WindowReport WindowAggregator::Close(absl::Time now) {
   rss_max_ = 0;
   ticks_ = 0;
   errors_ = 0;
+  measured_ticks_ = 0;
+  measured_seconds_ = 0;
+  cpu_stat_ticks_ = 0;
+  net_ticks_ = 0;
+  net_seconds_ = 0;
   return r;
 }
 

@@ -19,6 +19,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "sidecar/app_metrics.h"
 #include "sidecar/cgroup.h"
 #include "sidecar/prom_text.h"
 
@@ -36,7 +37,17 @@ struct TargetSelector {
   // agent's own container) and the sandbox's pause process are left out.
   bool pod_peers = false;
   std::string own_cgroup;
+  // Only processes of these containers (BOOSTER_CONTAINERS; empty: every container). A
+  // process's container is read from /proc/<pid>/mountinfo: the kubelet bind-mounts each
+  // container's termination-message file from .../pods/<pod uid>/containers/<name>/<id>.
+  // When no candidate's container can be told, every candidate is kept.
+  std::vector<std::string> containers;
+  std::string pod_uid;  // narrows the mountinfo match when known
 };
+
+// The container name in a process's /proc/<pid>/mountinfo (see TargetSelector), or "" when
+// the kubelet's per-container directory is not among its mounts. Pure.
+std::string ContainerNameFromMountinfo(absl::string_view mountinfo, absl::string_view pod_uid);
 
 absl::StatusOr<std::vector<int>> FindTargets(const std::string& proc_root,
                                              const TargetSelector& selector);
@@ -61,12 +72,23 @@ struct TickDelta {
   uint64_t rss_bytes = 0;  // gauge: the sum over targets now
   int threads = 0;         // gauge
   int processes = 0;       // gauge
+  // What this delta covers (all false for the first, baseline sample).
+  bool procs_read = false;     // at least one target was read: CPU and schedstat counted
+  bool cpu_stat_read = false;  // a target cgroup's cpu.stat was differenced
+  bool net_read = false;       // the pod's network counters were differenced
 };
 
 class ProcessSampler {
  public:
   // `cgroup` may be empty (no cgroup figures).
   ProcessSampler(std::string proc_root, CgroupPaths cgroup);
+  // The targets' cgroups, one per container (summed). Cgroups without a cpu directory are
+  // ignored.
+  ProcessSampler(std::string proc_root, std::vector<CgroupPaths> cgroups);
+
+  // Replaces the cgroups measured (containers came or went). Counters of a cgroup seen
+  // before continue; a new one starts as baseline.
+  void SetCgroups(std::vector<CgroupPaths> cgroups);
 
   // The first call establishes the baseline and returns zero increments. Processes that
   // vanished are skipped; an error only when nothing could be read.
@@ -79,14 +101,17 @@ class ProcessSampler {
   struct ProcState {
     uint64_t starttime = 0, cpu_ticks = 0, minflt = 0, majflt = 0;
   };
+  struct CgroupState {
+    std::optional<CpuStat> cpu_stat;
+    std::optional<uint64_t> usage_ns;
+  };
   std::string proc_root_;
-  CgroupPaths cgroup_;
+  std::vector<CgroupPaths> cgroups_;
   long ticks_per_second_;
   std::optional<absl::Time> last_time_;
   std::map<std::pair<int, int>, TaskState> tasks_;  // (pid, tid)
   std::map<int, ProcState> procs_;
-  std::optional<CpuStat> last_cpu_stat_;
-  std::optional<uint64_t> last_usage_ns_;
+  std::map<std::string, CgroupState> cgroup_state_;  // by cpu directory
   std::map<std::string, int64_t> last_net_;
 };
 
@@ -117,8 +142,18 @@ struct WindowReport {
   int64_t tcp_retrans_segs = 0;
   int64_t tcp_out_segs = 0;
   double tcp_retrans_ratio = 0;
-  std::optional<PromWindow> app;  // the application's own metrics
-  std::string app_error;          // why `app` is missing, when it is
+  // The raw sums behind the rates, and what they cover (window_metrics.h).
+  int measured_ticks = 0;        // ticks with at least one target read
+  double measured_seconds = 0;   // the time those ticks cover: the rates' denominator
+  double cpu_seconds = 0;        // CPU core-seconds used in those ticks
+  double runq_wait_seconds = 0;  // run-queue wait summed over threads
+  int cpu_stat_ticks = 0;        // ticks with a cgroup cpu.stat differenced
+  int net_ticks = 0;             // ticks with the pod's network counters differenced
+  double net_seconds = 0;
+  bool cpu_limited = false;               // set by the agent: a target cgroup has a CPU quota
+  std::optional<PromWindow> app;          // the application's own metrics
+  std::optional<RequestWindow> requests;  // its requests, latency and errors
+  std::string app_error;                  // why `app` is missing, when it is
 };
 
 // Sums TickDeltas into windows of a fixed length. Pure (time is passed in).
@@ -138,6 +173,11 @@ class WindowAggregator {
   uint64_t rss_max_ = 0;
   int ticks_ = 0;
   int errors_ = 0;
+  int measured_ticks_ = 0;
+  double measured_seconds_ = 0;
+  int cpu_stat_ticks_ = 0;
+  int net_ticks_ = 0;
+  double net_seconds_ = 0;
 };
 
 }  // namespace booster::agent

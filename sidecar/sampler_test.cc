@@ -60,12 +60,17 @@ class FakeProc {
     Write(absl::StrCat(root_, "/", pid, "/net/snmp"),
           absl::StrCat("Tcp: RetransSegs OutSegs\nTcp: ", retrans, " ", out, "\n"));
   }
-  void CpuStat(uint64_t periods, uint64_t throttled, uint64_t ns) {
-    Mkdir(root_ + "/cg");
-    Write(root_ + "/cg/cpu.stat", absl::StrCat("nr_periods ", periods, "\nnr_throttled ", throttled,
-                                               "\nthrottled_time ", ns, "\n"));
+  void CpuStat(uint64_t periods, uint64_t throttled, uint64_t ns, const std::string& dir = "cg") {
+    Mkdir(root_ + "/" + dir);
+    Write(root_ + "/" + dir + "/cpu.stat", absl::StrCat("nr_periods ", periods, "\nnr_throttled ",
+                                                        throttled, "\nthrottled_time ", ns, "\n"));
   }
-  void CpuacctUsage(uint64_t ns) { Write(root_ + "/cg/cpuacct.usage", absl::StrCat(ns, "\n")); }
+  void CpuacctUsage(uint64_t ns, const std::string& dir = "cg") {
+    Write(root_ + "/" + dir + "/cpuacct.usage", absl::StrCat(ns, "\n"));
+  }
+  void Mountinfo(int pid, const std::string& text) {
+    Write(absl::StrCat(root_, "/", pid, "/mountinfo"), text);
+  }
 
  private:
   static void Mkdir(const std::string& p) { mkdir(p.c_str(), 0755); }
@@ -157,6 +162,95 @@ TEST(SamplerTest, DifferencesPerThreadAcrossBirthAndExit) {
   EXPECT_EQ(d->tcp_out_segs, 1000);
   EXPECT_EQ(d->rss_bytes, 20u * static_cast<uint64_t>(sysconf(_SC_PAGESIZE)));
   EXPECT_EQ(d->threads, 2);
+  EXPECT_TRUE(d->procs_read);
+  EXPECT_TRUE(d->cpu_stat_read);
+  EXPECT_TRUE(d->net_read);
+  // The baseline covers nothing.
+  EXPECT_FALSE(base->procs_read || base->cpu_stat_read || base->net_read);
+}
+
+// Two app containers, each in its own cgroup: CPU and throttling are their sums; a cgroup
+// added later starts as baseline (its counter so far is not this tick's CPU).
+TEST(SamplerTest, SumsTheCgroupsOfEveryContainer) {
+  FakeProc p;
+  p.Process(10, 5, 0, 0, 1);
+  p.Thread(10, 10, 0, 0, 0, 0);
+  p.CpuStat(100, 10, 0, "a");
+  p.CpuacctUsage(1'000'000'000, "a");
+  p.CpuStat(50, 0, 0, "b");
+  p.CpuacctUsage(5'000'000'000, "b");
+  auto cg = [&](const std::string& d) {
+    CgroupPaths c;
+    c.version = 1;
+    c.cpu = c.cpuacct = p.root() + "/" + d;
+    return c;
+  };
+  ProcessSampler s(p.root(), std::vector<CgroupPaths>{cg("a")});
+  ASSERT_TRUE(s.Sample({10}, T(0)).ok());
+  s.SetCgroups({cg("a"), cg("b"), cg("a")});  // duplicates count once
+  p.CpuStat(110, 12, 0, "a");
+  p.CpuacctUsage(1'300'000'000, "a");
+  p.CpuStat(55, 1, 0, "b");
+  p.CpuacctUsage(5'100'000'000, "b");
+  absl::StatusOr<TickDelta> d = s.Sample({10}, T(1));
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->nr_periods, 10u);  // b is baseline
+  EXPECT_EQ(d->cpu_ns, 0u);       // b's usage is unknown this tick: fall back to the process's
+  p.CpuStat(120, 15, 0, "a");
+  p.CpuacctUsage(1'500'000'000, "a");
+  p.CpuStat(65, 3, 0, "b");
+  p.CpuacctUsage(5'400'000'000, "b");
+  d = s.Sample({10}, T(2));
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->nr_periods, 10u + 10u);
+  EXPECT_EQ(d->nr_throttled, 3u + 2u);
+  EXPECT_EQ(d->cpu_ns, 200'000'000u + 300'000'000u);
+}
+
+TEST(SamplerTest, ContainerNameFromTheKubeletsTerminationLogMount) {
+  const std::string mounts =
+      "1310 1290 0:5 / /dev rw,nosuid - tmpfs tmpfs rw\n"
+      "1320 1290 8:1 /var/lib/kubelet/pods/4f1c-uid/etc-hosts /etc/hosts rw - ext4 /dev/sda1 rw\n"
+      "1321 1290 8:1 /var/lib/kubelet/pods/4f1c-uid/containers/web/8e7a61b2 "
+      "/dev/termination-log rw - ext4 /dev/sda1 rw\n";
+  EXPECT_EQ(ContainerNameFromMountinfo(mounts, ""), "web");
+  EXPECT_EQ(ContainerNameFromMountinfo(mounts, "4f1c-uid"), "web");
+  EXPECT_EQ(ContainerNameFromMountinfo(mounts, "other-uid"), "");
+  // /var/lib/kubelet on its own filesystem: the root field starts below it.
+  EXPECT_EQ(ContainerNameFromMountinfo(
+                "99 1 8:2 /pods/u1/containers/sidecar-x/0a1b /dev/termination-log rw - xfs "
+                "/dev/sdb rw\n",
+                "u1"),
+            "sidecar-x");
+  EXPECT_EQ(ContainerNameFromMountinfo("1 0 8:1 / / rw - ext4 /dev/sda1 rw\n", ""), "");
+  EXPECT_EQ(ContainerNameFromMountinfo("1 0 8:1 /x/containers/web/id / rw - ext4 d rw\n", ""),
+            "");  // no pods/<uid> above it
+}
+
+TEST(SamplerTest, PodPeersOfTheNamedContainersOnly) {
+  FakeProc p;
+  auto mount = [](const std::string& name) {
+    return "7 1 8:1 /var/lib/kubelet/pods/u1/containers/" + name +
+           "/1234abcd /dev/termination-log rw - ext4 /dev/sda1 rw\n";
+  };
+  p.Process(10, 5, 0, 0, 1);
+  p.Mountinfo(10, mount("web"));
+  p.Process(11, 5, 0, 0, 1);
+  p.Mountinfo(11, mount("istio-proxy"));
+  p.Process(12, 5, 0, 0, 1);
+  p.Mountinfo(12, mount("web"));
+  TargetSelector sel;
+  sel.pod_peers = true;
+  sel.pod_uid = "u1";
+  EXPECT_THAT(*FindTargets(p.root(), sel), ElementsAre(10, 11, 12));
+  sel.containers = {"web"};
+  EXPECT_THAT(*FindTargets(p.root(), sel), ElementsAre(10, 12));
+  sel.containers = {"web", "istio-proxy"};
+  EXPECT_THAT(*FindTargets(p.root(), sel), ElementsAre(10, 11, 12));
+  // No process tells its container (no kubelet mounts): every peer is kept.
+  for (int pid : {10, 11, 12}) p.Mountinfo(pid, "1 0 8:1 / / rw - ext4 /dev/sda1 rw\n");
+  sel.containers = {"web"};
+  EXPECT_THAT(*FindTargets(p.root(), sel), ElementsAre(10, 11, 12));
 }
 
 TEST(SamplerTest, PidReuseIsABaselineNotADelta) {
@@ -193,6 +287,7 @@ TEST(SamplerTest, WindowAggregatesRates) {
   d.throttled_ns = 50'000'000;
   d.tcp_out_segs = 100;
   d.tcp_retrans_segs = 1;
+  d.procs_read = d.cpu_stat_read = d.net_read = true;
   for (int i = 0; i < 10; ++i) {
     d.rss_bytes = 1000 + i * (i % 2 == 0 ? 100 : 0);
     w.Add(d);
@@ -212,9 +307,37 @@ TEST(SamplerTest, WindowAggregatesRates) {
   EXPECT_DOUBLE_EQ(r.tcp_retrans_ratio, 0.01);
   EXPECT_EQ(r.rss_max_bytes, 1800u);
   EXPECT_EQ(r.rss_last_bytes, 1000u);
+  EXPECT_EQ(r.measured_ticks, 10);
+  EXPECT_DOUBLE_EQ(r.measured_seconds, 10);
+  EXPECT_DOUBLE_EQ(r.cpu_seconds, 5);
+  EXPECT_DOUBLE_EQ(r.runq_wait_seconds, 1);
+  EXPECT_EQ(r.cpu_stat_ticks, 10);
+  EXPECT_EQ(r.net_ticks, 10);
+  EXPECT_DOUBLE_EQ(r.net_seconds, 10);
   // The next window starts empty at the close time.
   EXPECT_FALSE(w.Due(T(19)));
   EXPECT_EQ(w.Close(T(20)).ticks, 0);
+}
+
+// Ticks without any target (the app not started yet) neither count as measured nor dilute
+// the rates of the ticks that had one.
+TEST(SamplerTest, RatesCoverOnlyMeasuredTicks) {
+  WindowAggregator w(absl::Seconds(10), T(0));
+  TickDelta idle;
+  idle.seconds = 1;
+  for (int i = 0; i < 5; ++i) w.Add(idle);
+  TickDelta busy;
+  busy.seconds = 1;
+  busy.procs_read = true;
+  busy.cpu_ns = 1'000'000'000;
+  for (int i = 0; i < 5; ++i) w.Add(busy);
+  WindowReport r = w.Close(T(10));
+  EXPECT_DOUBLE_EQ(r.seconds, 10);
+  EXPECT_EQ(r.measured_ticks, 5);
+  EXPECT_DOUBLE_EQ(r.measured_seconds, 5);
+  EXPECT_DOUBLE_EQ(r.cpu_cores, 1);
+  EXPECT_EQ(r.cpu_stat_ticks, 0);
+  EXPECT_EQ(r.net_ticks, 0);
 }
 
 TEST(SamplerTest, MeasuresARealBusyProcess) {

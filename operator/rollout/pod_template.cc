@@ -145,6 +145,16 @@ Json AgentContainer(absl::string_view arm, absl::string_view mode, const EnrollC
   env.push_back(FieldEnv("POD_NAMESPACE", "metadata.namespace"));
   env.push_back(FieldEnv("POD_UID", "metadata.uid"));
   env.push_back(FieldEnv("NODE_NAME", "spec.nodeName"));
+  // The template the agent's windows ran under; from the pod's own annotation, since a
+  // literal would change the hash it names.
+  {
+    static const std::string kHashField =
+        absl::StrCat("metadata.annotations['", kTemplateHashAnnotation, "']");
+    env.push_back(FieldEnv("BOOSTER_TEMPLATE_HASH", kHashField.c_str()));
+  }
+  if (!ctx.containers.empty()) {
+    env.push_back({{"name", "BOOSTER_CONTAINERS"}, {"value", absl::StrJoin(ctx.containers, ",")}});
+  }
   Json args = opts.agent_args;
   args.push_back(absl::StrCat("--metrics-address=0.0.0.0:", opts.agent_port));
   Json c = {

@@ -138,6 +138,15 @@ TEST(EnrolledTemplateTest, TheAgentSeesTheAppRunsRestrictedAndServesItsPort) {
   EXPECT_EQ((*agent)["ports"][0]["containerPort"], 9901);
   EXPECT_EQ((*agent)["livenessProbe"]["httpGet"]["port"], "booster-agent");
   EXPECT_FALSE(agent->contains("readinessProbe")) << "the sidecar must not gate the app's readiness";
+  const Json* hash = Find((*agent)["env"], "BOOSTER_TEMPLATE_HASH");
+  ASSERT_NE(hash, nullptr);
+  EXPECT_EQ((*hash)["valueFrom"]["fieldRef"]["fieldPath"],
+            "metadata.annotations['booster.dev/template-hash']");
+  EXPECT_EQ(Env(*agent, "BOOSTER_CONTAINERS"), "<unset>");  // every app container
+  absl::StatusOr<Json> one =
+      EnrolledTemplate(Original(), EnrollContext{"shop", "checkout", {"app"}}, MutationOptions{});
+  ASSERT_TRUE(one.ok());
+  EXPECT_EQ(Env(*Find((*one)["spec"]["containers"], kAgentContainer), "BOOSTER_CONTAINERS"), "app");
   for (const Json* c : {agent, Find((*t)["spec"]["initContainers"], kInstallContainer)}) {
     ASSERT_NE(c, nullptr);
     const Json& sc = (*c)["securityContext"];

@@ -85,7 +85,12 @@ class PodTemplateE2eTest : public ::testing::Test {
           absl::StatusOr<std::string> logs =
               Kubectl({"-n", ns_.name(), "logs", pod, "-c", rollout::kAgentContainer});
           if (!logs.ok()) return absl::UnavailableError(logs.status().message());
-          if (!absl::StrContains(*logs, absl::StrCat("\"type\":\"hello\",\"pod\":\"", pod, "\""))) {
+          bool said = false;
+          for (absl::string_view line : absl::StrSplit(*logs, '\n')) {
+            said |= absl::StrContains(line, "\"type\":\"hello\"") &&
+                     absl::StrContains(line, absl::StrCat("\"pod\":\"", pod, "\""));
+          }
+          if (!said) {
             return absl::UnavailableError(absl::StrCat("no hello yet: ", *logs));
           }
           return true;
