@@ -363,6 +363,20 @@ class OperatorE2eTest : public ::testing::Test {
     return GetJson({"-n", ns(), "get", "deployment", name});
   }
 
+  // The Deployment `web`, the operator, and profile `web` held at 50% (a 10-minute step)
+  // with the canary's pods ready. Returns the Deployment as it was before the profile.
+  Snapshot DeployAndHoldAtFifty(const RolloutSampler& sampler) {
+    DeployWeb();
+    absl::StatusOr<Snapshot> before = TakeSnapshot(ns());
+    EXPECT_TRUE(before.ok()) << before.status();
+    EXPECT_FALSE(before.value_or(Snapshot{}).template_hash.empty());
+    StartOperator();
+    EXPECT_TRUE(Apply(Profile(ns(), "[50, 100]", "10m")).ok());
+    absl::Status s = WaitCanaryReadyAt(50, absl::Minutes(4));
+    EXPECT_TRUE(s.ok()) << s << "\nseen: " << sampler.History();
+    return before.value_or(Snapshot{});
+  }
+
   // Deletes profile `name` (waiting until it is gone) and expects the Deployment of before.
   void DeleteAndExpectRestored(const std::string& name, const Snapshot& before) {
     absl::StatusOr<std::string> del = Kubectl(
@@ -443,21 +457,15 @@ TEST_F(OperatorE2eTest, ProfileGoesTenFiftyHundredToPromotedWithTheTuningInTheTa
 }
 
 TEST_F(OperatorE2eTest, AbortMidwayRestoresTheReplicaCountAndTheTemplate) {
-  DeployWeb();
-  absl::StatusOr<Snapshot> before = TakeSnapshot(ns());
-  ASSERT_TRUE(before.ok()) << before.status();
-  ASSERT_FALSE(before->template_hash.empty());
-  StartOperator();
   RolloutSampler sampler(ns());
   // A long step: the rollout holds at 50% (2 canary + 1 target) until the abort.
-  ASSERT_TRUE(Apply(Profile(ns(), "[50, 100]", "10m")).ok());
-  absl::Status s = WaitCanaryReadyAt(50, absl::Minutes(4));
-  ASSERT_TRUE(s.ok()) << s << "\nseen: " << sampler.History();
+  const Snapshot before = DeployAndHoldAtFifty(sampler);
+  if (HasFailure()) return;
   ASSERT_TRUE(
       Kubectl({"-n", ns(), "annotate", "boosterprofile", "web", "booster.dev/abort=e2e-1"}).ok());
-  s = WaitPhase("RolledBack", absl::Minutes(4));
+  absl::Status s = WaitPhase("RolledBack", absl::Minutes(4));
   ASSERT_TRUE(s.ok()) << s << "\nseen: " << sampler.History();
-  ExpectRestored(*before);
+  ExpectRestored(before);
   sampler.Stop();
   std::printf("seen: %s\n", sampler.History().c_str());
   EXPECT_LE(sampler.MaxTotal(), kReplicas) << sampler.History();
@@ -606,15 +614,10 @@ spec:
 }
 
 TEST_F(OperatorE2eTest, DeletingTheProfileMidRolloutLeavesTheDeploymentAsBefore) {
-  DeployWeb();
-  absl::StatusOr<Snapshot> before = TakeSnapshot(ns());
-  ASSERT_TRUE(before.ok()) << before.status();
-  StartOperator();
   RolloutSampler sampler(ns());
-  ASSERT_TRUE(Apply(Profile(ns(), "[50, 100]", "10m")).ok());
-  absl::Status s = WaitCanaryReadyAt(50, absl::Minutes(4));
-  ASSERT_TRUE(s.ok()) << s << "\nseen: " << sampler.History();
-  DeleteAndExpectRestored("web", *before);
+  const Snapshot before = DeployAndHoldAtFifty(sampler);
+  if (HasFailure()) return;
+  DeleteAndExpectRestored("web", before);
   ExpectNeverAboveN(sampler);
 }
 
@@ -622,17 +625,12 @@ TEST_F(OperatorE2eTest, DeletingTheProfileMidRolloutLeavesTheDeploymentAsBefore)
 // it, writes nothing (the canary is not fought over), and starts by itself once the
 // holder is deleted; deleting each profile leaves the Deployment as it was.
 TEST_F(OperatorE2eTest, ASecondProfileOnTheSameDeploymentWaitsAndStartsWhenTheHolderIsDeleted) {
-  DeployWeb();
-  absl::StatusOr<Snapshot> before = TakeSnapshot(ns());
-  ASSERT_TRUE(before.ok()) << before.status();
-  StartOperator();
   RolloutSampler sampler(ns());
-  ASSERT_TRUE(Apply(Profile(ns(), "[50, 100]", "10m")).ok());
-  absl::Status s = WaitCanaryReadyAt(50, absl::Minutes(4));
-  ASSERT_TRUE(s.ok()) << s << "\nseen: " << sampler.History();
+  const Snapshot before = DeployAndHoldAtFifty(sampler);
+  if (HasFailure()) return;
 
   ASSERT_TRUE(Apply(Profile(ns(), "[50, 100]", "10m", "3002", "web-2")).ok());
-  s = WaitTransitionReason("web-2", "TargetHeld");
+  absl::Status s = WaitTransitionReason("web-2", "TargetHeld");
   ASSERT_TRUE(s.ok()) << s;
   absl::StatusOr<std::string> warning = WaitWarning("web-2", "TargetHeld");
   ASSERT_TRUE(warning.ok()) << warning.status();
@@ -688,7 +686,7 @@ TEST_F(OperatorE2eTest, ASecondProfileOnTheSameDeploymentWaitsAndStartsWhenTheHo
   ASSERT_TRUE(canary.ok());
   EXPECT_EQ(canary->value("/metadata/ownerReferences/0/name"_json_pointer, ""), "web-2");
 
-  DeleteAndExpectRestored("web-2", *before);
+  DeleteAndExpectRestored("web-2", before);
   ExpectNeverAboveN(sampler);
 }
 
