@@ -168,7 +168,9 @@ absl::Status Informer::ListAndReplace(bool consistent) {
   }
   events_.fetch_add(events);
   listed = {};
-#if defined(__GLIBC__)
+// Not under AddressSanitizer: its allocator replaces glibc's, and glibc's malloc_trim then
+// sets up arena state that aborts at thread exit ("a->attached_threads > 0").
+#if defined(__GLIBC__) && !defined(__SANITIZE_ADDRESS__)
   if (options_.trim_after_list) malloc_trim(0);
 #endif
   {
