@@ -2,6 +2,7 @@
 // with the openssl command in a temp dir at test time), the real server, a fake
 // TokenReview and fake pods.
 #include "operator/feedback/server.h"
+#include "operator/feedback/test_pki.h"
 
 #include <stdlib.h>
 #include <unistd.h>
@@ -38,66 +39,18 @@ constexpr char kProfile[] = "shop/web-boost";
 const StepId kStep{
     .generation = 2, .step = 1, .rollout_start = absl::FromUnixSeconds(1'700'000'000)};
 
-std::string ReadFile(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
-// Throwaway PKI: a CA, a server certificate it signed (for kServiceName and 127.0.0.1),
-// and an unrelated CA.
-struct Pki {
-  fs::path dir;
-  std::string ca_pem;
-  std::string other_ca_pem;
-  fs::path server_cert;
-  fs::path server_key;
-  fs::path other_key;
-};
-
-bool Run(const std::string& cmd, const fs::path& log) {
-  const std::string full = absl::StrCat(cmd, " >>'", log.string(), "' 2>&1");
-  return std::system(full.c_str()) == 0;
-}
+// Throwaway PKI (operator/feedback/test_pki.h): a CA, a server certificate it signed for
+// kServiceName and 127.0.0.1, and an unrelated CA.
+using Pki = ::booster::feedback::TestPki;
 
 Pki MakePki() {
-  const char* tmp = getenv("TMPDIR");
-  std::string templ = absl::StrCat(tmp != nullptr ? tmp : "/tmp", "/feedback-test-XXXXXX");
-  if (mkdtemp(templ.data()) == nullptr) return {};
-  Pki pki;
-  pki.dir = templ;
-  const char* env = getenv("BOOSTER_OPENSSL");
-  const std::string openssl = env != nullptr ? env : "openssl";
-  const fs::path log = pki.dir / "openssl.log";
-  const std::string d = absl::StrCat("'", pki.dir.string(), "'/");
-  std::ofstream(pki.dir / "ext") << "subjectAltName=DNS:" << kServiceName
-                                 << ",IP:127.0.0.1\nbasicConstraints=CA:FALSE\n"
-                                    "keyUsage=digitalSignature\nextendedKeyUsage=serverAuth\n";
-  const std::string ec = "-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes";
-  const bool ok =
-      Run(absl::StrCat(openssl, " req -x509 ", ec, " -days 1 -subj /CN=booster-test-ca -keyout ", d,
-                       "ca.key -out ", d, "ca.crt"),
-          log) &&
-      Run(absl::StrCat(openssl, " req -x509 ", ec, " -days 1 -subj /CN=other-ca -keyout ", d,
-                       "other.key -out ", d, "other.crt"),
-          log) &&
-      Run(absl::StrCat(openssl, " req ", ec, " -subj /CN=booster-operator -keyout ", d,
-                       "server.key -out ", d, "server.csr"),
-          log) &&
-      Run(absl::StrCat(openssl, " x509 -req -in ", d, "server.csr -CA ", d, "ca.crt -CAkey ", d,
-                       "ca.key -CAcreateserial -days 1 -extfile ", d, "ext -out ", d, "server.crt"),
-          log);
-  if (!ok) {
-    ADD_FAILURE() << "openssl failed:\n" << ReadFile(log);
-    return pki;
+  absl::StatusOr<Pki> pki = ::booster::feedback::MakeTestPki(kServiceName, "feedback-test");
+  if (!pki.ok()) {
+    ADD_FAILURE() << pki.status();
+    return {};
   }
-  pki.ca_pem = ReadFile(pki.dir / "ca.crt");
-  pki.other_ca_pem = ReadFile(pki.dir / "other.crt");
-  pki.server_cert = pki.dir / "server.crt";
-  pki.server_key = pki.dir / "server.key";
-  pki.other_key = pki.dir / "other.key";
-  return pki;
+  return *pki;
 }
 
 // TokenReview answers by token; counts calls.
