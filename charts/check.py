@@ -132,6 +132,34 @@ def main():
                                   capture_output=True, text=True).stdout
         check("DNS:booster-operator.booster-system.svc" in text,
               "the certificate names the Service the agents dial")
+    # The agents are told where the server is and the CA to verify it with.
+    for flag in ("--agent-feedback-address=booster-operator.booster-system.svc:9443",
+                 "--agent-feedback-ca-file=/etc/booster/feedback-tls/ca.crt"):
+        check(flag in args, f"default args carry {flag}: {args}")
+    check(not find(docs, "PodMonitor"), "no PodMonitor by default")
+    docs_ip = render(helm, "service.clusterIP=10.96.0.50", "feedback.agentAddress=10.96.0.50:9443")
+    check("--agent-feedback-address=10.96.0.50:9443" in operator_args(docs_ip),
+          "feedback.agentAddress is what the agents are told")
+    check(find(docs_ip, "Service", "booster-operator")[0]["spec"].get("clusterIP") == "10.96.0.50",
+          "service.clusterIP fixes the Service's address")
+    tls_ip = find(docs_ip, "Secret", "booster-operator-feedback-tls")
+    if tls_ip:
+        import base64
+        import tempfile
+        with tempfile.NamedTemporaryFile(suffix=".pem") as f:
+            f.write(base64.b64decode(tls_ip[0]["data"]["tls.crt"]))
+            f.flush()
+            text = subprocess.run(["openssl", "x509", "-noout", "-text", "-in", f.name],
+                                  capture_output=True, text=True).stdout
+        check("IP Address:10.96.0.50" in text, "the certificate names a fixed ClusterIP")
+    pm = find(render(helm, "podMonitor.enabled=true"), "PodMonitor", "booster-operator-agents")
+    check(len(pm) == 1, "podMonitor.enabled=true: a PodMonitor for the agents")
+    if pm:
+        ep = pm[0]["spec"]["podMetricsEndpoints"][0]
+        check(ep["port"] == "booster-agent" and ep["path"] == "/metrics",
+              "the PodMonitor scrapes the agent's named port (operator/rollout/pod_template.h)")
+        check(pm[0]["spec"]["selector"]["matchExpressions"][0]["key"] == "booster.dev/arm",
+              "the PodMonitor selects enrolled pods by booster.dev/arm")
     docs_off = render(helm, "feedback.enabled=false")
     check(not any(a.startswith("--feedback") for a in operator_args(docs_off)),
           "feedback.enabled=false: no feedback flags")

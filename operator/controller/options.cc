@@ -37,6 +37,13 @@ const std::vector<FlagInfo>& Flags() {
        "PEM certificate (chain) of the feedback server"},
       {"feedback-key-file", {"BOOSTER_FEEDBACK_KEY_FILE"}, "none",
        "PEM private key of the feedback server"},
+      {"agent-feedback-address", {"BOOSTER_AGENT_FEEDBACK_ADDRESS"},
+       "booster-operator.booster-system.svc:9443",
+       "HOST:PORT the injected agents stream to (the Service in front of the feedback server)"},
+      {"agent-feedback-ca-file", {"BOOSTER_AGENT_FEEDBACK_CA_FILE"},
+       "none: agents do not stream",
+       "PEM CA certificate(s) the agents verify the feedback server with; given to them in "
+       "BOOSTER_OPERATOR_CA"},
       {"log-format", {"BOOSTER_LOG_FORMAT"}, "json", "json (one object per line) or text"},
       {"help", {}, "", "print this help"},
   };
@@ -138,6 +145,12 @@ absl::StatusOr<OperatorOptions> ParseOptions(const std::vector<std::string>& arg
     return absl::InvalidArgumentError(
         "--feedback-cert-file and --feedback-key-file go together: give both or neither");
   }
+  o.agent_feedback_address = get("agent-feedback-address", o.agent_feedback_address);
+  if (o.agent_feedback_address.empty() || o.agent_feedback_address.rfind(':') == std::string::npos) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--agent-feedback-address must be HOST:PORT, not \"", o.agent_feedback_address, "\""));
+  }
+  o.agent_feedback_ca_file = get("agent-feedback-ca-file", "");
   o.log_format = get("log-format", o.log_format);
   if (o.log_format != "json" && o.log_format != "text") {
     return absl::InvalidArgumentError(

@@ -30,6 +30,11 @@ struct OperatorOptions {
   std::string feedback_bind_address = "0.0.0.0:9443";
   std::string feedback_cert_file;
   std::string feedback_key_file;
+  // What the injected agents are told (BOOSTER_OPERATOR, BOOSTER_OPERATOR_CA): where the
+  // feedback server is and the CA to verify it with. Without a CA file the agents are not
+  // told to stream (they log their windows instead).
+  std::string agent_feedback_address = "booster-operator.booster-system.svc:9443";
+  std::string agent_feedback_ca_file;
   std::string log_format = "json";
   bool help = false;
 };

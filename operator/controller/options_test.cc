@@ -99,6 +99,21 @@ TEST(OptionsTest, FeedbackServerFlags) {
   EXPECT_EQ(o->feedback_key_file, "/tls/tls.key");
 }
 
+TEST(OptionsTest, AgentFeedbackFlags) {
+  absl::StatusOr<OperatorOptions> d = ParseOptions({}, Env({}), "h");
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(d->agent_feedback_address, "booster-operator.booster-system.svc:9443");
+  EXPECT_EQ(d->agent_feedback_ca_file, "");  // no CA: agents are not told to stream
+  absl::StatusOr<OperatorOptions> o =
+      ParseOptions({"--agent-feedback-address=10.96.0.50:9443"},
+                   Env({{"BOOSTER_AGENT_FEEDBACK_CA_FILE", "/tls/ca.crt"}}), "h");
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_EQ(o->agent_feedback_address, "10.96.0.50:9443");
+  EXPECT_EQ(o->agent_feedback_ca_file, "/tls/ca.crt");
+  EXPECT_THAT(ParseOptions({"--agent-feedback-address=operator"}, Env({}), "h").status().message(),
+              HasSubstr("--agent-feedback-address must be HOST:PORT"));
+}
+
 TEST(OptionsTest, BareLeaderElectMeansTrue) {
   absl::StatusOr<OperatorOptions> o =
       ParseOptions({"--leader-elect", "--workers=1"}, Env({{"BOOSTER_LEADER_ELECT", "false"}}), "h");

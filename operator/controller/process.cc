@@ -298,6 +298,35 @@ absl::Status OperatorProcess::Build() {
   ReconcilerOptions ro;
   ro.mutation.agent_image = options_.agent_image;
   ro.mutation.image_pull_policy = options_.agent_image_pull_policy;
+  ro.mutation.operator_address = options_.agent_feedback_address;
+  ro.arms = [this](const std::string& key) -> std::optional<rollout::ArmsReport> {
+    std::optional<feedback::WindowStore::StepSummary> s = windows_.CurrentSummary(key);
+    if (!s) return std::nullopt;
+    auto arm = [&](feedback::Arm a) {
+      const feedback::WindowStore::ArmSummary& r = s->arms[static_cast<int>(a)];
+      return rollout::ArmReport{static_cast<int>(r.pods), static_cast<int64_t>(r.windows)};
+    };
+    return rollout::ArmsReport{s->step.step, arm(feedback::Arm::kBaseline),
+                               arm(feedback::Arm::kCanary)};
+  };
+  if (!options_.agent_feedback_ca_file.empty()) {
+    absl::StatusOr<std::string> ca = kube::ReadFileToString(options_.agent_feedback_ca_file);
+    if (!ca.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--agent-feedback-ca-file: ", ca.status().message()));
+    }
+    if (ca->find("-----BEGIN CERTIFICATE-----") == std::string::npos) {
+      return absl::InvalidArgumentError(absl::StrCat("--agent-feedback-ca-file ",
+                                                     options_.agent_feedback_ca_file,
+                                                     " holds no PEM certificate"));
+    }
+    ro.mutation.operator_ca_pem = *std::move(ca);
+  } else {
+    Log(Level::kWarning,
+        "agents will not stream their windows: --agent-feedback-ca-file is not set, so they "
+        "cannot verify the feedback server",
+        {});
+  }
   reconciler_ = std::make_unique<ProfileReconciler>(
       c, ReconcilerStores{&profiles_->store(), &deployments_->store(), &hpas_->store()},
       recorder_.get(), &verdicts_, clock_, ro, steps_.get());

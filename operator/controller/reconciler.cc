@@ -224,6 +224,7 @@ absl::StatusOr<kube::Result> ProfileReconciler::Reconcile(const std::string& key
     obs.previous_target = rollout::ObserveDeployment(old ? *old : Json(nullptr));
   }
 
+  if (options_.arms) obs.arms = options_.arms(key);
   rollout::Plan plan =
       rollout::Reconcile(*profile, obs, *verdicts_, clock_->Now(), options_.mutation);
   const std::string phase(rollout::PhaseName(plan.status.phase));

@@ -13,8 +13,10 @@
 #ifndef BOOSTER_OPERATOR_CONTROLLER_RECONCILER_H_
 #define BOOSTER_OPERATOR_CONTROLLER_RECONCILER_H_
 
+#include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -115,6 +117,9 @@ struct ReconcilerStores {
 struct ReconcilerOptions {
   rollout::MutationOptions mutation;
   std::string field_manager = "booster-operator";
+  // What the agents reported for profile "ns/name"'s current step (status.arms); unset or
+  // nullopt = unknown (no window store). Called inside a reconcile: cheap, thread-safe.
+  std::function<std::optional<rollout::ArmsReport>(const std::string& key)> arms;
 };
 
 class ProfileReconciler {

@@ -214,6 +214,21 @@ size_t WindowStore::WindowCount(const std::string& profile, const StepId& step, 
   return s == nullptr ? 0 : s->windows[static_cast<int>(arm)].size();
 }
 
+std::optional<WindowStore::StepSummary> WindowStore::CurrentSummary(
+    const std::string& profile) const {
+  absl::MutexLock l(&mu_);
+  auto it = profiles_.find(profile);
+  if (it == profiles_.end() || it->second.steps.empty()) return std::nullopt;
+  const Step& step = it->second.steps.back();
+  StepSummary out{.step = step.id, .arms = {}};
+  for (int a = 0; a < kArmCount; ++a) {
+    std::set<std::string> pods;
+    for (const Window& w : step.windows[a]) pods.insert(w.pod_uid);
+    out.arms[a] = ArmSummary{.pods = pods.size(), .windows = step.windows[a].size()};
+  }
+  return out;
+}
+
 size_t WindowStore::ProfileCount() const {
   absl::MutexLock l(&mu_);
   return profiles_.size();

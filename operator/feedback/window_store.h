@@ -162,6 +162,18 @@ class WindowStore {
   // Drops everything about `profile` (deleted, or its rollout finished).
   void Forget(const std::string& profile);
 
+  // The current step of `profile` and, per arm, the pods that reported into it and the
+  // windows held; nullopt when no step is open.
+  struct ArmSummary {
+    size_t pods = 0;
+    size_t windows = 0;
+  };
+  struct StepSummary {
+    StepId step;
+    std::array<ArmSummary, kArmCount> arms;
+  };
+  std::optional<StepSummary> CurrentSummary(const std::string& profile) const;
+
   // Windows held for `profile`/`step`/`arm` (0 if unknown), and profiles held.
   size_t WindowCount(const std::string& profile, const StepId& step, Arm arm) const;
   size_t ProfileCount() const;

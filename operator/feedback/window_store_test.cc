@@ -64,6 +64,25 @@ TEST_F(WindowStoreTest, FilesWindowsUnderTheCurrentStepPerArm) {
   EXPECT_EQ(q->arm(Arm::kBaseline).metrics.at("throughput").size(), 1u);
 }
 
+TEST_F(WindowStoreTest, CurrentSummaryCountsPodsAndWindowsPerArm) {
+  EXPECT_FALSE(store_.CurrentSummary("shop/other").has_value());
+  store_.Add(kProfile, Arm::kCanary, W("c1", 1));
+  store_.Add(kProfile, Arm::kCanary, W("c1", 2));
+  store_.Add(kProfile, Arm::kCanary, W("c2", 1, "inc-c2"));
+  std::optional<WindowStore::StepSummary> s = store_.CurrentSummary(kProfile);
+  ASSERT_TRUE(s.has_value());
+  EXPECT_EQ(s->step, kStep1);
+  EXPECT_EQ(s->arms[1].pods, 2u);
+  EXPECT_EQ(s->arms[1].windows, 3u);
+  EXPECT_EQ(s->arms[0].pods, 0u);
+  EXPECT_EQ(s->arms[0].windows, 0u);
+  store_.BeginStep(kProfile, kStep2, {"h-base", "h-canary"});  // a new step starts empty
+  s = store_.CurrentSummary(kProfile);
+  ASSERT_TRUE(s.has_value());
+  EXPECT_EQ(s->step, kStep2);
+  EXPECT_EQ(s->arms[1].windows, 0u);
+}
+
 TEST_F(WindowStoreTest, ReplaysCountOnceEvenAcrossSteps) {
   EXPECT_EQ(store_.Add(kProfile, Arm::kCanary, W("c1", 1)), AddResult::kAccepted);
   EXPECT_EQ(store_.Add(kProfile, Arm::kCanary, W("c1", 2)), AddResult::kAccepted);

@@ -138,8 +138,15 @@ Json AgentContainer(absl::string_view arm, absl::string_view mode, const EnrollC
   env.push_back(
       {{"name", "BOOSTER_PROFILE"}, {"value", ctx.profile_namespace + "/" + ctx.profile_name}});
   env.push_back({{"name", "BOOSTER_CONTROL"}, {"value", opts.ControlPath()}});
-  env.push_back({{"name", "BOOSTER_OPERATOR"}, {"value", opts.operator_address}});
+  if (!opts.operator_ca_pem.empty()) {
+    env.push_back({{"name", "BOOSTER_OPERATOR"}, {"value", opts.operator_address}});
+    env.push_back({{"name", "BOOSTER_OPERATOR_CA"}, {"value", opts.operator_ca_pem}});
+  }
   env.push_back({{"name", "BOOSTER_TOKEN_FILE"}, {"value", opts.token_mount_path + "/token"}});
+  if (!ctx.window.empty()) env.push_back({{"name", "BOOSTER_WINDOW"}, {"value", ctx.window}});
+  if (!ctx.app_metrics.empty()) {
+    env.push_back({{"name", "BOOSTER_APP_METRICS"}, {"value", ctx.app_metrics}});
+  }
   if (!tuning_json.empty()) env.push_back({{"name", "BOOSTER_TUNING"}, {"value", tuning_json}});
   env.push_back(FieldEnv("POD_NAME", "metadata.name"));
   env.push_back(FieldEnv("POD_NAMESPACE", "metadata.namespace"));
@@ -281,6 +288,14 @@ void ApplyPreload(Json& c, const Tuning& t) {
 }
 
 }  // namespace
+
+EnrollContext EnrollContextFor(const std::string& ns, const std::string& name,
+                               const ProfileSpec& spec) {
+  EnrollContext ctx{ns, name, spec.target_ref.containers};
+  ctx.window = FormatGoDuration(spec.rollout.analysis.interval);
+  if (!spec.rollout.analysis.source.empty()) ctx.app_metrics = spec.rollout.analysis.source.dump();
+  return ctx;
+}
 
 absl::StatusOr<Json> EnrolledTemplate(const Json& original, const EnrollContext& ctx,
                                       const MutationOptions& opts) {

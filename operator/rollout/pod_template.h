@@ -61,7 +61,11 @@ struct MutationOptions {
   // The uid/gid the agent and the install container run as (never root).
   int64_t agent_user = 65532;
   std::vector<std::string> install_args = {"install", "/booster"};
+  // Where the agents stream their windows (BOOSTER_OPERATOR) and the PEM of the CA they
+  // verify that server with (BOOSTER_OPERATOR_CA). Without a CA the agents are given
+  // neither and do not stream (docs/feedback.md).
   std::string operator_address = "booster-operator.booster-system.svc:9443";
+  std::string operator_ca_pem;
   std::string volume_name = "booster";
   std::string mount_path = "/booster";
   std::string token_volume_name = "booster-token";
@@ -79,7 +83,17 @@ struct EnrollContext {
   std::string profile_name;
   // Containers that get the runtime library and knobs; empty = every app container.
   std::vector<std::string> containers;
+  // The agents' window (BOOSTER_WINDOW, from spec.rollout.analysis.interval) and where the
+  // application's metrics are (BOOSTER_APP_METRICS, analysis.source as JSON); "" = the
+  // agent's default.
+  std::string window;
+  std::string app_metrics;
 };
+
+// The context of profile `ns`/`name` with `spec`: its containers, analysis.interval as the
+// window and analysis.source as the app-metrics JSON. The one rule the operator uses.
+EnrollContext EnrollContextFor(const std::string& ns, const std::string& name,
+                               const ProfileSpec& spec);
 
 // The enrolled (baseline) template: everything dormant, arm=baseline. Fails with
 // kInvalidArgument when the template has no containers or names a container in

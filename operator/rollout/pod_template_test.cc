@@ -158,6 +158,39 @@ TEST(EnrolledTemplateTest, TheAgentSeesTheAppRunsRestrictedAndServesItsPort) {
   }
 }
 
+TEST(EnrolledTemplateTest, AgentsStreamOnlyWhenTheyCanVerifyTheOperator) {
+  const auto agent_of = [](const MutationOptions& opts, const EnrollContext& ctx) {
+    absl::StatusOr<Json> t = EnrolledTemplate(Original(), ctx, opts);
+    EXPECT_TRUE(t.ok()) << t.status();
+    return *Find((*t)["spec"]["containers"], kAgentContainer);
+  };
+  // No CA: no address either, so the agent logs its windows instead of failing to connect.
+  Json agent = agent_of(MutationOptions{}, Ctx());
+  EXPECT_EQ(Env(agent, "BOOSTER_OPERATOR"), "<unset>");
+  EXPECT_EQ(Env(agent, "BOOSTER_OPERATOR_CA"), "<unset>");
+  EXPECT_EQ(Env(agent, "BOOSTER_TOKEN_FILE"), "/var/run/secrets/booster/token");
+  EXPECT_EQ(Env(agent, "BOOSTER_WINDOW"), "<unset>");
+  EXPECT_EQ(Env(agent, "BOOSTER_APP_METRICS"), "<unset>");
+  MutationOptions opts;
+  opts.operator_address = "10.96.0.50:9443";
+  opts.operator_ca_pem = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
+  absl::StatusOr<ProfileSpec> spec = ParseSpec(Json::parse(R"({
+      "targetRef": {"kind": "Deployment", "name": "checkout"},
+      "rollout": {"stepDuration": "1m", "analysis": {"interval": "15s",
+                  "source": {"port": 8080, "errorLabel": "code"}}}})"));
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  agent = agent_of(opts, EnrollContextFor("shop", "checkout", *spec));
+  EXPECT_EQ(Env(agent, "BOOSTER_OPERATOR"), "10.96.0.50:9443");
+  EXPECT_EQ(Env(agent, "BOOSTER_OPERATOR_CA"), opts.operator_ca_pem);
+  EXPECT_EQ(Env(agent, "BOOSTER_WINDOW"), "15s");
+  EXPECT_EQ(Json::parse(Env(agent, "BOOSTER_APP_METRICS")),
+            Json::parse(R"({"port": 8080, "errorLabel": "code"})"));
+  // Without a source the agent finds the app's metrics by itself.
+  spec->rollout.analysis.source = Json::object();
+  EXPECT_EQ(Env(agent_of(opts, EnrollContextFor("shop", "checkout", *spec)), "BOOSTER_APP_METRICS"),
+            "<unset>");
+}
+
 TEST(EnrolledTemplateTest, AProcessNamespaceSharedBeforeStaysSharedWhenStripped) {
   Json original = Original();
   original["spec"]["shareProcessNamespace"] = true;

@@ -5,7 +5,9 @@
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
+#include <regex>
 #include <set>
+#include <tuple>
 #include <utility>
 
 #include "absl/strings/ascii.h"
@@ -510,14 +512,60 @@ std::optional<absl::Duration> GetDuration(const Json& obj, absl::string_view key
   return *d;
 }
 
+// spec.rollout.analysis.source: the same rules as the agent's BOOSTER_APP_METRICS, so a
+// profile the operator accepts never leaves agents failing on it.
+void ParseAppSource(const Json& j, const std::string& p, AnalysisSpec& out, Errors& errors) {
+  if (!CheckObject(j, p,
+                   {"port", "path", "latencyHistogram", "requestCounter", "errorLabel",
+                    "errorMatch"},
+                   errors)) {
+    return;
+  }
+  Json src = Json::object();
+  if (auto v = GetInt(j, "port", p, 1, 65535, errors)) src["port"] = *v;
+  if (auto v = GetString(j, "path", p, errors)) {
+    if (v->empty() || (*v)[0] != '/' || v->size() > 256) {
+      errors.Add(Path(p, "path"), absl::StrCat("must start with '/' (e.g. /metrics), got \"",
+                                               *v, "\""));
+    } else {
+      src["path"] = *v;
+    }
+  }
+  static const std::regex kMetricName("[a-zA-Z_:][a-zA-Z0-9_:]*");
+  static const std::regex kLabelName("[a-zA-Z_][a-zA-Z0-9_]*");
+  for (const auto& [key, re, what] :
+       {std::tuple{"latencyHistogram", &kMetricName, "a Prometheus metric name"},
+        std::tuple{"requestCounter", &kMetricName, "a Prometheus metric name"},
+        std::tuple{"errorLabel", &kLabelName, "a Prometheus label name"}}) {
+    if (auto v = GetString(j, key, p, errors)) {
+      if (v->size() > 200 || !std::regex_match(*v, *re)) {
+        errors.Add(Path(p, key), absl::StrCat("must be ", what, ", got \"", *v, "\""));
+      } else {
+        src[key] = *v;
+      }
+    }
+  }
+  if (auto v = GetString(j, "errorMatch", p, errors)) {
+    try {
+      std::regex check(*v, std::regex::ECMAScript);
+      src["errorMatch"] = *v;
+    } catch (const std::regex_error&) {
+      errors.Add(Path(p, "errorMatch"),
+                 absl::StrCat("is not a regular expression: \"", *v, "\" (e.g. \"5..\")"));
+    }
+  }
+  out.source = std::move(src);
+}
+
 void ParseAnalysis(const Json& j, AnalysisSpec& out, absl::Duration step_duration, Errors& errors) {
   const std::string p = "spec.rollout.analysis";
   if (!CheckObject(j, p,
                    {"mode", "interval", "minSamples", "confidence", "maxExtensions",
-                    "onInconclusive", "metrics"},
+                    "onInconclusive", "metrics", "source"},
                    errors)) {
     return;
   }
+  if (const Json* src = Field(j, "source")) ParseAppSource(*src, Path(p, "source"), out, errors);
   if (auto v = GetEnum(j, "mode", p, {"Time", "Metrics"}, errors)) {
     out.mode = static_cast<AnalysisMode>(*v);
   }
@@ -916,6 +964,19 @@ RolloutStatus ParseStatus(const Json& j) {
     }
     s.last_decision = dec;
   }
+  if (const Json* a = Field(j, "arms"); a != nullptr && a->is_object()) {
+    ArmsReport arms;
+    arms.step = IntAt32(*a, "step");
+    for (auto [key, arm] : {std::pair{"baseline", &arms.baseline}, std::pair{"canary", &arms.canary}}) {
+      if (const Json* r = Field(*a, key); r != nullptr && r->is_object()) {
+        arm->pods = IntAt32(*r, "pods");
+        if (const Json* w = Field(*r, "windows"); w != nullptr && w->is_number_integer()) {
+          arm->windows = w->get<int64_t>();
+        }
+      }
+    }
+    s.arms = arms;
+  }
   if (const Json* c = Field(j, "conditions"); c != nullptr && c->is_array()) {
     for (const Json& e : *c) {
       if (!e.is_object() || StringAt(e, "type").empty()) continue;
@@ -963,6 +1024,11 @@ Json StatusToJson(const RolloutStatus& s) {
               {"message", s.last_transition->message}};
     PutTime(t, "time", s.last_transition->time);
     j["lastTransition"] = t;
+  }
+  if (s.arms) {
+    j["arms"] = {{"step", s.arms->step},
+                 {"baseline", {{"pods", s.arms->baseline.pods}, {"windows", s.arms->baseline.windows}}},
+                 {"canary", {{"pods", s.arms->canary.pods}, {"windows", s.arms->canary.windows}}}};
   }
   if (s.last_decision) {
     Json d = {{"verdict", s.last_decision->verdict},

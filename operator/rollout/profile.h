@@ -94,6 +94,10 @@ struct AnalysisSpec {
   int max_extensions = 2;
   InconclusivePolicy on_inconclusive = InconclusivePolicy::kRollback;
   std::vector<MetricSpec> metrics;
+  // spec.rollout.analysis.source: where the application's request metrics are, validated
+  // and with only the keys given ({} = the agent finds port and names). Handed to the
+  // agents verbatim as BOOSTER_APP_METRICS (sidecar/app_metrics.h reads it).
+  Json source = Json::object();
 };
 
 struct RolloutSpec {
@@ -171,6 +175,20 @@ enum class RestoreTemplate {
   kBaseline,  // the template promotion replaced (promotion failed)
 };
 
+// status.arms: what the agents of each arm reported for the current step (the feedback
+// stream's windows, docs/feedback.md): pods that sent at least one window, and windows.
+struct ArmReport {
+  int pods = 0;
+  int64_t windows = 0;
+  bool operator==(const ArmReport&) const = default;
+};
+struct ArmsReport {
+  int step = 0;
+  ArmReport baseline;
+  ArmReport canary;
+  bool operator==(const ArmsReport&) const = default;
+};
+
 // .status. Unset times are absl::InfinitePast() and are omitted from the JSON.
 struct RolloutStatus {
   Phase phase = Phase::kPending;
@@ -196,6 +214,7 @@ struct RolloutStatus {
   HandledControls handled;
   std::optional<Transition> last_transition;
   std::optional<Decision> last_decision;
+  std::optional<ArmsReport> arms;  // set while a step is analysed
   std::vector<Condition> conditions;
 
   bool operator==(const RolloutStatus&) const = default;

@@ -190,10 +190,37 @@ INSTANTIATE_TEST_SUITE_P(
                    "analysis": {"interval": "1m"}}})",
                 "a step would end before its first window"},
         BadSpec{"Confidence", R"({)" TARGET R"(, "rollout": {"analysis": {"confidence": 1.5}}})",
-                "confidence: must be between 0.5 and 0.9999"}),
+                "confidence: must be between 0.5 and 0.9999"},
+        BadSpec{"SourcePort", R"({)" TARGET R"(, "rollout": {"analysis": {"source": {"port": 0}}}})",
+                "spec.rollout.analysis.source.port: must be between 1 and 65535"},
+        BadSpec{"SourcePath",
+                R"({)" TARGET R"(, "rollout": {"analysis": {"source": {"path": "metrics"}}}})",
+                "source.path: must start with '/'"},
+        BadSpec{"SourceHistogramName", R"({)" TARGET R"(, "rollout": {"analysis": {"source":
+                   {"latencyHistogram": "http-latency"}}}})",
+                "source.latencyHistogram: must be a Prometheus metric name"},
+        BadSpec{"SourceErrorMatch", R"({)" TARGET R"(, "rollout": {"analysis": {"source":
+                   {"errorMatch": "5(("}}}})",
+                "source.errorMatch: is not a regular expression"},
+        BadSpec{"SourceUnknownKey",
+                R"({)" TARGET R"(, "rollout": {"analysis": {"source": {"url": "http://x"}}}})",
+                "source"}),
     [](const ::testing::TestParamInfo<BadSpec>& param_info) {
       return std::string(param_info.param.name);
     });
+
+TEST(ParseSpecTest, AnalysisSourceKeepsOnlyWhatIsGiven) {
+  absl::StatusOr<ProfileSpec> none = ParseSpec(J(R"({)" TARGET R"(})"));
+  ASSERT_TRUE(none.ok()) << none.status();
+  EXPECT_EQ(none->rollout.analysis.source, Json::object());
+  absl::StatusOr<ProfileSpec> spec = ParseSpec(J(R"({)" TARGET R"(, "rollout": {"analysis": {
+      "source": {"port": 8080, "latencyHistogram": "rpc_latency_seconds",
+                 "errorLabel": "grpc_code", "errorMatch": "Internal|Unavailable"}}}})"));
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->rollout.analysis.source,
+            J(R"({"port": 8080, "latencyHistogram": "rpc_latency_seconds",
+                  "errorLabel": "grpc_code", "errorMatch": "Internal|Unavailable"})"));
+}
 
 TEST(ParseSpecTest, ReportsEveryProblemAtOnce) {
   absl::StatusOr<ProfileSpec> spec = ParseSpec(J(R"({

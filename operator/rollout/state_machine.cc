@@ -195,8 +195,8 @@ class Machine {
   int64_t gen() const { return p_.meta.generation; }
   std::string TargetName() const { return p_.spec.ok() ? spec().target_ref.name : target().name; }
   EnrollContext Ctx() const {
-    return EnrollContext{p_.meta.namespace_, p_.meta.name,
-                         p_.spec.ok() ? spec().target_ref.containers : std::vector<std::string>{}};
+    if (p_.spec.ok()) return EnrollContextFor(p_.meta.namespace_, p_.meta.name, spec());
+    return EnrollContext{p_.meta.namespace_, p_.meta.name, {}};
   }
   std::string Annotation(const char* key) const {
     auto it = p_.meta.annotations.find(key);
@@ -304,6 +304,7 @@ void Machine::To(Phase to, std::string reason, std::string message, bool warning
                                   reason, message, now_};
   s_.phase = to;
   s_.phase_start_time = now_;
+  if (to != Phase::kProgressing && to != Phase::kPaused) s_.arms.reset();
   transitioned_ = true;
   Event(warning, std::move(reason), std::move(message));
   Requeue(kAfterTransition);
@@ -545,6 +546,7 @@ void Machine::EnterStep(int step) {
   s_.step_start_time = now_;
   s_.analysis_start_time = absl::InfinitePast();
   s_.extensions = 0;
+  s_.arms.reset();
 }
 
 void Machine::StartRollback(std::string reason, std::string message, RestoreTemplate restore) {
@@ -880,6 +882,9 @@ void Machine::Progressing() {
     return;
   }
   if (s_.analysis_start_time == absl::InfinitePast()) s_.analysis_start_time = now_;
+  if (obs_.arms) {
+    s_.arms = obs_.arms->step == s_.current_step ? *obs_.arms : ArmsReport{.step = s_.current_step};
+  }
   VerdictRequest req;
   req.profile_namespace = p_.meta.namespace_;
   req.profile_name = p_.meta.name;
@@ -911,6 +916,8 @@ void Machine::Progressing() {
   switch (v.kind) {
     case VerdictKind::kWait:
       Requeue(v.recheck_after);
+      // status.arms follows the windows as they arrive, once per window length.
+      if (obs_.arms) Requeue(spec().rollout.analysis.interval);
       return;
     case VerdictKind::kPass:
       record("Pass");

@@ -80,6 +80,9 @@ struct Observations {
   // The Deployment status.targetName names when spec.targetRef now names another one:
   // the profile lets go of it before it starts on the new target.
   DeploymentView previous_target;
+  // What the agents reported for the profile's current step, when the operator has a
+  // window store (status.arms); nullopt = not known.
+  std::optional<ArmsReport> arms;
 };
 
 enum class ActionType {

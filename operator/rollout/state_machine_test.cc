@@ -69,6 +69,8 @@ class Sim {
   Json& canary() { return canary_; }
   const Json& canary() const { return canary_; }
   std::string& hpa() { return hpa_; }
+  // What the window store says about the current step (Observations::arms).
+  std::optional<ArmsReport> arms;
   absl::Time& now() { return now_; }
   absl::Time time() const { return now_; }
   bool profile_gone() const { return gone_; }
@@ -99,6 +101,7 @@ class Sim {
     absl::StatusOr<Profile> p = ParseProfile(profile_);
     EXPECT_TRUE(p.ok()) << p.status();
     Observations obs{ObserveDeployment(target_), ObserveDeployment(canary_), hpa_};
+    obs.arms = arms;
     return Reconcile(*p, obs, verdicts, now_, opts_);
   }
 
@@ -261,9 +264,9 @@ void Drive(Sim& sim, VerdictSource& verdicts, const std::function<bool()>& done,
 
 Json Promoted(const Sim& sim) {
   absl::StatusOr<ProfileSpec> spec = ParseSpec(SpecJson());
-  EnrollContext ctx{"shop", "web-profile", {}};
   (void)sim;
-  return *TunedTemplate(OriginalTemplate(), spec->tuning, kArmPromoted, ctx, MutationOptions{});
+  return *TunedTemplate(OriginalTemplate(), spec->tuning, kArmPromoted,
+                        EnrollContextFor("shop", "web-profile", *spec), MutationOptions{});
 }
 
 // A Deployment a user created under the canary's name: not owned by any profile.
@@ -285,6 +288,32 @@ Json ForeignDeployment(const std::string& uid = "user-uid") {
 }
 
 // --- the happy path, step by step ----------------------------------------------------------
+
+TEST(ReconcileTest, StatusShowsWhatTheAgentsOfEachArmReportedForTheCurrentStep) {
+  Sim sim(10);
+  TimeVerdictSource verdicts;
+  Drive(sim, verdicts, [&] { return sim.phase() == Phase::kProgressing; });
+  // No window store: nothing is claimed.
+  sim.Step(verdicts);
+  EXPECT_FALSE(sim.status().arms.has_value());
+  sim.arms = ArmsReport{.step = 1, .baseline = {.pods = 9, .windows = 27}, .canary = {1, 3}};
+  Plan plan = sim.Step(verdicts);
+  ASSERT_TRUE(sim.status().arms.has_value());
+  EXPECT_EQ(*sim.status().arms, *sim.arms);
+  // Waiting in a step, it looks again within one window so the counts follow the windows.
+  ASSERT_FALSE(plan.actions.empty());
+  EXPECT_EQ(plan.actions.back().type, ActionType::kRequeueAfter);
+  EXPECT_LE(plan.actions.back().delay, absl::Seconds(30));
+  // The store still on another step (it opens the new one after this reconcile): zeros,
+  // never the other step's figures.
+  sim.arms->step = 2;
+  sim.Step(verdicts);
+  EXPECT_EQ(*sim.status().arms, ArmsReport{.step = 1});
+  // Gone once the rollout ends.
+  sim.arms.reset();
+  Drive(sim, verdicts, [&] { return sim.phase() == Phase::kPromoted; });
+  EXPECT_FALSE(sim.status().arms.has_value());
+}
 
 TEST(ReconcileTest, HappyPathEnrollsStepsPromotes) {
   Sim sim(10);
