@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "sidecar/cgroup.h"
@@ -17,6 +18,15 @@ namespace {
 constexpr int kRescanTicks = 10;  // look for new target processes every 10 ticks
 // PROC_CGROUP_INIT_INO in the kernel: the inode of the initial cgroup namespace.
 constexpr uint64_t kInitialCgroupNamespaceInode = 0xEFFFFFFBu;
+
+// The keys of `d` that start with `prefix`, for AppliedStatus::failed_knobs.
+std::vector<std::string> KeysWithPrefix(const Directive& d, absl::string_view prefix) {
+  std::vector<std::string> out;
+  for (const std::string& k : d.keys) {
+    if (absl::StartsWith(k, prefix)) out.push_back(k);
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -71,22 +81,32 @@ absl::Status Agent::ApplyDirective(const Directive& d, AppliedStatus* status) {
 
   Appliers appliers(&*journal_, config_.proc_root);
   if (d.placement) {
-    if (absl::Status s = appliers.SetAffinity(targets_, plan->cpus); !s.ok()) return s;
+    if (absl::Status s = appliers.SetAffinity(targets_, plan->cpus); !s.ok()) {
+      status->failed_knobs = {"placement"};
+      return s;
+    }
     placed_ = targets_;
     status->applied.push_back(
         absl::StrCat("affinity of ", targets_.size(), " processes -> ", FormatCpuList(plan->cpus)));
   }
   if (d.migrate_memory && !plan->memory_nodes.empty()) {
-    if (absl::Status s = appliers.MigrateMemory(targets_, plan->memory_nodes); !s.ok()) return s;
+    if (absl::Status s = appliers.MigrateMemory(targets_, plan->memory_nodes); !s.ok()) {
+      status->failed_knobs = {"migrate_memory"};
+      return s;
+    }
     status->applied.push_back(
         absl::StrCat("memory migrated to nodes ", FormatCpuList(plan->memory_nodes)));
   }
   for (const auto& [key, value] : d.sysctls) {
-    if (absl::Status s = appliers.SetSysctl(key, value); !s.ok()) return s;
+    if (absl::Status s = appliers.SetSysctl(key, value); !s.ok()) {
+      status->failed_knobs = {absl::StrCat("sysctl.", key)};
+      return s;
+    }
     status->applied.push_back(absl::StrCat("sysctl ", key, " = ", value));
   }
   if (d.runtime) {
     if (config_.control_path.empty()) {
+      status->failed_knobs = KeysWithPrefix(d, "runtime.");
       return absl::FailedPreconditionError("runtime settings need --control-file");
     }
     booster_control page = d.page;
@@ -95,7 +115,10 @@ absl::Status Agent::ApplyDirective(const Directive& d, AppliedStatus* status) {
     for (uint32_t i = 0; i < page.cpu_count; ++i) {
       page.cpus[i] = static_cast<uint16_t>(plan->cpu_order[i]);
     }
-    if (absl::Status s = appliers.PublishControl(config_.control_path, page); !s.ok()) return s;
+    if (absl::Status s = appliers.PublishControl(config_.control_path, page); !s.ok()) {
+      status->failed_knobs = KeysWithPrefix(d, "runtime.");
+      return s;
+    }
     status->applied.push_back(absl::StrCat("control page features 0x", absl::Hex(page.features),
                                            " cpus ", FormatCpuList(plan->cpus)));
   }
@@ -111,6 +134,8 @@ void Agent::HandleDirective(const Directive& d) {
   status.generation = d.generation;
   status.arm = d.arm;
   status.action = ActionName(d.action);
+  // Only an apply puts settings in force; observe and rollback leave none.
+  if (d.action == Directive::Action::kApply) status.knobs = d.keys;
   if (reverted.ok()) {
     active_.reset();
     placed_.clear();

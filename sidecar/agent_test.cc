@@ -168,7 +168,7 @@ TEST_F(AgentTest, RecoversTheJournalOfADeadAgent) {
 TEST_F(AgentTest, FailedDirectiveLeavesNothingBehind) {
   std::vector<int> original = Affinity(child_);
   Directive d = Apply(1);
-  d.sysctls.emplace_back("net.ipv4.this_key_does_not_exist", "1");
+  ASSERT_TRUE(SetDirectiveSetting("sysctl.net.ipv4.this_key_does_not_exist", "1", &d).ok());
   ScriptedDirectives directives;
   directives.script = {d};
   RecordingReporter reporter(child_);
@@ -179,6 +179,11 @@ TEST_F(AgentTest, FailedDirectiveLeavesNothingBehind) {
   ASSERT_FALSE(reporter.applied.empty());
   EXPECT_FALSE(reporter.applied[0].ok);
   EXPECT_THAT(reporter.applied[0].failed.front(), HasSubstr("this_key_does_not_exist"));
+  // Which setting failed, for the operator's Applied: the sysctl, not the others.
+  EXPECT_THAT(reporter.applied[0].knobs, ElementsAre("placement", "runtime.listen_backlog",
+                                                     "sysctl.net.ipv4.this_key_does_not_exist"));
+  EXPECT_THAT(reporter.applied[0].failed_knobs,
+              ElementsAre("sysctl.net.ipv4.this_key_does_not_exist"));
   EXPECT_EQ(reporter.affinity_at_applied[0], original);
   EXPECT_TRUE(Journal::Open(config_.journal_path)->empty());
 }

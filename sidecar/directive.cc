@@ -46,6 +46,81 @@ const char* ActionName(Directive::Action a) {
   return "?";
 }
 
+absl::Status SetDirectiveSetting(absl::string_view key_view, absl::string_view value_view,
+                                 Directive* d) {
+  const std::string key(key_view);
+  const std::string value(value_view);
+  auto bad = [](absl::string_view why) { return absl::InvalidArgumentError(why); };
+  bool b = false;
+  int i = 0;
+  if (key == "placement") {
+    if (!ParseBool(value, &d->placement)) return bad("placement must be true or false");
+  } else if (key == "cross_numa") {
+    if (!ParseBool(value, &d->policy.allow_cross_numa)) {
+      return bad("cross_numa must be true or false");
+    }
+  } else if (key == "migrate_memory") {
+    if (!ParseBool(value, &d->migrate_memory)) return bad("migrate_memory must be true or false");
+  } else if (key == "gomemlimit_fraction") {
+    if (!absl::SimpleAtod(value, &d->policy.gomemlimit_fraction) ||
+        d->policy.gomemlimit_fraction <= 0 || d->policy.gomemlimit_fraction > 1) {
+      return bad("gomemlimit_fraction must be in (0, 1]");
+    }
+  } else if (absl::StartsWith(key, "sysctl.")) {
+    std::string name = key.substr(7);
+    if (absl::Status s = CheckSysctl(name); !s.ok()) return bad(s.message());
+    if (value.empty()) return bad(absl::StrCat("sysctl ", name, " needs a value"));
+    d->sysctls.emplace_back(name, value);
+  } else if (absl::StartsWith(key, "runtime.")) {
+    std::string name = key.substr(8);
+    booster_control& page = d->page;
+    if (name == "listen_backlog") {
+      if (!absl::SimpleAtoi(value, &i) || i <= 0) return bad("listen_backlog must be > 0");
+      page.listen_backlog = i;
+      SetFeature(&page, BOOSTER_FEATURE_LISTEN_BACKLOG, true);
+    } else if (name == "tcp_nodelay" || name == "tcp_quickack" || name == "coarse_clock") {
+      if (!ParseBool(value, &b)) return bad(absl::StrCat(name, " must be true or false"));
+      uint64_t bit = name == "tcp_nodelay"    ? BOOSTER_FEATURE_TCP_NODELAY
+                     : name == "tcp_quickack" ? BOOSTER_FEATURE_TCP_QUICKACK
+                                              : BOOSTER_FEATURE_COARSE_CLOCK;
+      SetFeature(&page, bit, b);
+    } else if (name == "busy_poll_us") {
+      if (!absl::SimpleAtoi(value, &i) || i <= 0) return bad("busy_poll_us must be > 0");
+      page.busy_poll_us = i;
+      SetFeature(&page, BOOSTER_FEATURE_BUSY_POLL, true);
+    } else if (name == "rcvbuf_bytes" || name == "sndbuf_bytes") {
+      if (!absl::SimpleAtoi(value, &i) || i <= 0) return bad(absl::StrCat(name, " must be > 0"));
+      (name == "rcvbuf_bytes" ? page.rcvbuf_bytes : page.sndbuf_bytes) = i;
+      SetFeature(&page, BOOSTER_FEATURE_SOCKET_BUFFERS, true);
+    } else if (name == "thread_placement") {
+      if (value == "off") {
+        SetFeature(&page, BOOSTER_FEATURE_THREAD_PLACEMENT, false);
+      } else if (value == "pin" || value == "confine") {
+        page.thread_mode = value == "pin" ? BOOSTER_THREADS_PIN : BOOSTER_THREADS_CONFINE;
+        SetFeature(&page, BOOSTER_FEATURE_THREAD_PLACEMENT, true);
+      } else {
+        return bad("thread_placement must be pin, confine or off");
+      }
+    } else if (name == "numa_mempolicy") {
+      if (value == "off") {
+        SetFeature(&page, BOOSTER_FEATURE_NUMA_MEMPOLICY, false);
+      } else if (value == "preferred" || value == "bind") {
+        page.numa_mode = value == "bind" ? BOOSTER_NUMA_BIND : BOOSTER_NUMA_PREFERRED;
+        SetFeature(&page, BOOSTER_FEATURE_NUMA_MEMPOLICY, true);
+      } else {
+        return bad("numa_mempolicy must be preferred, bind or off");
+      }
+    } else {
+      return absl::NotFoundError(absl::StrCat("unknown runtime setting ", name));
+    }
+    d->runtime = true;
+  } else {
+    return absl::NotFoundError(absl::StrCat("unknown key ", key));
+  }
+  d->keys.push_back(key);
+  return absl::OkStatus();
+}
+
 absl::StatusOr<Directive> ParseDirective(absl::string_view text) {
   Directive d;
   booster_control_init(&d.page);
@@ -62,8 +137,6 @@ absl::StatusOr<Directive> ParseDirective(absl::string_view text) {
     if (eq == absl::string_view::npos) return bad("expected key = value");
     std::string key(absl::StripAsciiWhitespace(line.substr(0, eq)));
     std::string value(absl::StripAsciiWhitespace(line.substr(eq + 1)));
-    bool b = false;
-    int i = 0;
     if (key == "generation") {
       if (!absl::SimpleAtoi(value, &d.generation) || d.generation < 0) return bad("bad generation");
     } else if (key == "action") {
@@ -79,67 +152,8 @@ absl::StatusOr<Directive> ParseDirective(absl::string_view text) {
     } else if (key == "arm") {
       if (value != "baseline" && value != "canary") return bad("arm must be baseline or canary");
       d.arm = value;
-    } else if (key == "placement") {
-      if (!ParseBool(value, &d.placement)) return bad("placement must be true or false");
-    } else if (key == "cross_numa") {
-      if (!ParseBool(value, &d.policy.allow_cross_numa))
-        return bad("cross_numa must be true or false");
-    } else if (key == "migrate_memory") {
-      if (!ParseBool(value, &d.migrate_memory)) return bad("migrate_memory must be true or false");
-    } else if (key == "gomemlimit_fraction") {
-      if (!absl::SimpleAtod(value, &d.policy.gomemlimit_fraction) ||
-          d.policy.gomemlimit_fraction <= 0 || d.policy.gomemlimit_fraction > 1) {
-        return bad("gomemlimit_fraction must be in (0, 1]");
-      }
-    } else if (absl::StartsWith(key, "sysctl.")) {
-      std::string name = key.substr(7);
-      if (absl::Status s = CheckSysctl(name); !s.ok()) return bad(s.message());
-      if (value.empty()) return bad(absl::StrCat("sysctl ", name, " needs a value"));
-      d.sysctls.emplace_back(name, value);
-    } else if (absl::StartsWith(key, "runtime.")) {
-      d.runtime = true;
-      std::string name = key.substr(8);
-      if (name == "listen_backlog") {
-        if (!absl::SimpleAtoi(value, &i) || i <= 0) return bad("listen_backlog must be > 0");
-        d.page.listen_backlog = i;
-        SetFeature(&d.page, BOOSTER_FEATURE_LISTEN_BACKLOG, true);
-      } else if (name == "tcp_nodelay" || name == "tcp_quickack" || name == "coarse_clock") {
-        if (!ParseBool(value, &b)) return bad(absl::StrCat(name, " must be true or false"));
-        uint64_t bit = name == "tcp_nodelay"    ? BOOSTER_FEATURE_TCP_NODELAY
-                       : name == "tcp_quickack" ? BOOSTER_FEATURE_TCP_QUICKACK
-                                                : BOOSTER_FEATURE_COARSE_CLOCK;
-        SetFeature(&d.page, bit, b);
-      } else if (name == "busy_poll_us") {
-        if (!absl::SimpleAtoi(value, &i) || i <= 0) return bad("busy_poll_us must be > 0");
-        d.page.busy_poll_us = i;
-        SetFeature(&d.page, BOOSTER_FEATURE_BUSY_POLL, true);
-      } else if (name == "rcvbuf_bytes" || name == "sndbuf_bytes") {
-        if (!absl::SimpleAtoi(value, &i) || i <= 0) return bad(absl::StrCat(name, " must be > 0"));
-        (name == "rcvbuf_bytes" ? d.page.rcvbuf_bytes : d.page.sndbuf_bytes) = i;
-        SetFeature(&d.page, BOOSTER_FEATURE_SOCKET_BUFFERS, true);
-      } else if (name == "thread_placement") {
-        if (value == "off") {
-          SetFeature(&d.page, BOOSTER_FEATURE_THREAD_PLACEMENT, false);
-        } else if (value == "pin" || value == "confine") {
-          d.page.thread_mode = value == "pin" ? BOOSTER_THREADS_PIN : BOOSTER_THREADS_CONFINE;
-          SetFeature(&d.page, BOOSTER_FEATURE_THREAD_PLACEMENT, true);
-        } else {
-          return bad("thread_placement must be pin, confine or off");
-        }
-      } else if (name == "numa_mempolicy") {
-        if (value == "off") {
-          SetFeature(&d.page, BOOSTER_FEATURE_NUMA_MEMPOLICY, false);
-        } else if (value == "preferred" || value == "bind") {
-          d.page.numa_mode = value == "bind" ? BOOSTER_NUMA_BIND : BOOSTER_NUMA_PREFERRED;
-          SetFeature(&d.page, BOOSTER_FEATURE_NUMA_MEMPOLICY, true);
-        } else {
-          return bad("numa_mempolicy must be preferred, bind or off");
-        }
-      } else {
-        return bad(absl::StrCat("unknown runtime setting ", name));
-      }
-    } else {
-      return bad(absl::StrCat("unknown key ", key));
+    } else if (absl::Status s = SetDirectiveSetting(key, value, &d); !s.ok()) {
+      return bad(s.message());
     }
   }
   return d;

@@ -1,6 +1,8 @@
 // Directives: what the operator asks this agent to do (profile generation, arm, and the
-// tuning). Until the gRPC stream lands they come from a local file the agent polls
-// (DirectiveSource is the seam). The file format is `key = value` lines, `#` comments:
+// tuning). They come from the operator's stream (OperatorDirectives,
+// operator_directives.h) or, without an operator, from a local file the agent polls;
+// DirectiveSource is the seam. The stream's settings use the file's keys. The file format
+// is `key = value` lines, `#` comments:
 //
 //   generation = 3
 //   action = apply            # apply | rollback | observe
@@ -40,6 +42,9 @@ struct Directive {
   std::vector<std::pair<std::string, std::string>> sysctls;  // in file order
   bool runtime = false;    // any runtime.* key: publish a control page
   booster_control page{};  // features and values; the CPU list is filled from the plan
+  // The setting keys as given ("placement", "sysctl.net.core.somaxconn", ...), in order:
+  // the knobs an Applied reports on. Not generation, action or arm.
+  std::vector<std::string> keys;
 };
 
 const char* ActionName(Directive::Action a);
@@ -47,6 +52,12 @@ const char* ActionName(Directive::Action a);
 // kInvalidArgument with the line number for unknown keys, bad values, and sysctls
 // outside the namespaced allowlist.
 absl::StatusOr<Directive> ParseDirective(absl::string_view text);
+
+// Sets one tuning setting (any key of the file format but generation, action and arm) on
+// `d` and records its key; the file parser and the operator's stream share it.
+// kInvalidArgument saying why, without a line number; kNotFound for a key that is not a
+// setting this agent knows.
+absl::Status SetDirectiveSetting(absl::string_view key, absl::string_view value, Directive* d);
 
 // Where directives come from.
 class DirectiveSource {

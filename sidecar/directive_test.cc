@@ -50,6 +50,28 @@ runtime.numa_mempolicy = bind
   EXPECT_EQ(d->page.thread_mode, BOOSTER_THREADS_CONFINE);
   EXPECT_EQ(d->page.numa_mode, BOOSTER_NUMA_BIND);
   EXPECT_EQ(d->page.magic, BOOSTER_CONTROL_MAGIC);
+  // The knobs an Applied reports on: every setting, in order; not generation, action, arm.
+  EXPECT_THAT(d->keys,
+              ElementsAre("placement", "cross_numa", "migrate_memory", "gomemlimit_fraction",
+                          "sysctl.net.core.somaxconn", "sysctl.net.ipv4.ip_local_port_range",
+                          "runtime.listen_backlog", "runtime.tcp_nodelay",
+                          "runtime.thread_placement", "runtime.numa_mempolicy"));
+}
+
+// One setting at a time, as the operator's stream sends them: an unknown key is
+// kNotFound (not a setting of this agent), a bad value kInvalidArgument.
+TEST(DirectiveTest, SetDirectiveSettingTellsUnknownFromBad) {
+  Directive d;
+  EXPECT_TRUE(SetDirectiveSetting("sysctl.net.core.somaxconn", "1024", &d).ok());
+  EXPECT_TRUE(SetDirectiveSetting("runtime.tcp_nodelay", "true", &d).ok());
+  EXPECT_TRUE(d.runtime);
+  EXPECT_THAT(d.keys, ElementsAre("sysctl.net.core.somaxconn", "runtime.tcp_nodelay"));
+  EXPECT_TRUE(absl::IsNotFound(SetDirectiveSetting("jvm.heap", "2g", &d)));
+  EXPECT_TRUE(absl::IsNotFound(SetDirectiveSetting("runtime.bogus", "1", &d)));
+  EXPECT_TRUE(absl::IsNotFound(SetDirectiveSetting("arm", "canary", &d)));
+  EXPECT_TRUE(absl::IsInvalidArgument(SetDirectiveSetting("placement", "maybe", &d)));
+  EXPECT_TRUE(absl::IsInvalidArgument(SetDirectiveSetting("sysctl.vm.swappiness", "1", &d)));
+  EXPECT_EQ(d.keys.size(), 2u) << "a refused setting is not recorded";
 }
 
 TEST(DirectiveTest, RefusesNodeWideSysctlsWithTheLine) {

@@ -4,7 +4,8 @@
 //        [--cross-numa] [--gomemlimit-fraction F] [--pid P]   the placement plan
 //   run --state-dir DIR [--target-pid L | --target-cgroup S | --target-command S] ...
 //                                    the agent itself (no selector: the rest of the pod);
-//                                    unset flags fall back to the pod's env (run_config.h)
+//                                    unset flags fall back to the pod's env (run_config.h);
+//                                    with BOOSTER_OPERATOR it streams to the operator
 //   revert --state-dir DIR [--netns PATH]                      undo what a dead agent left
 //   install DIR [--lib PATH] [--allocator NAME]   the init-container mode (default library:
 //                                                 $BOOSTER_LIB, else beside the executable)
@@ -30,6 +31,8 @@
 #include "sidecar/agent.h"
 #include "sidecar/cgroup.h"
 #include "sidecar/cpu_list.h"
+#include "sidecar/feedback_adapter.h"
+#include "sidecar/feedback_reporter.h"
 #include "sidecar/file_util.h"
 #include "sidecar/install.h"
 #include "sidecar/json_writer.h"
@@ -214,6 +217,35 @@ std::string Hostname() {
   return host;
 }
 
+// The stream to the operator, for `run` with an operator address. Errors name the flag or
+// variable at fault and are kInvalidArgument (exit 2): a CA that cannot be read or holds no
+// certificate.
+absl::StatusOr<std::unique_ptr<FeedbackReporter>> OperatorReporter(const RunOptions& o,
+                                                                   Reporter* tee) {
+  FeedbackReporterOptions r;
+  r.tee = tee;
+  FeedbackClientOptions& c = r.client;
+  c.address = o.operator_address;
+  c.ca_pem = o.operator_ca_pem;
+  if (!o.operator_ca_file.empty()) {
+    absl::StatusOr<std::string> pem = ReadFile(o.operator_ca_file);
+    if (!pem.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(o.operator_ca_source, ": cannot read it: ", pem.status().message()));
+    }
+    c.ca_pem = *std::move(pem);
+  }
+  c.token_file = o.token_file;
+  c.pod = FeedbackPodFromIdentity(o.agent.identity);
+  c.agent_version = o.agent.identity.agent_version;
+  absl::StatusOr<std::unique_ptr<FeedbackReporter>> reporter = FeedbackReporter::Create(r);
+  if (!reporter.ok() && absl::IsInvalidArgument(reporter.status())) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(o.operator_ca_source, ": ", reporter.status().message()));
+  }
+  return reporter;
+}
+
 int CmdRun(const Args& a) {
   // Configuration first: a bad flag or variable is exit 2 before anything is touched.
   absl::StatusOr<RunOptions> options = RunOptionsFrom(a.flags, EnvFromProcess(), Hostname());
@@ -228,14 +260,35 @@ int CmdRun(const Args& a) {
   }
   std::fprintf(stderr, "booster-agent: %s\n", DescribeRunOptions(*options).c_str());
 
-  absl::StatusOr<std::unique_ptr<JsonLinesReporter>> reporter =
-      JsonLinesReporter::Open(options->report_file);
-  if (!reporter.ok()) return Fail(reporter.status());
-  std::unique_ptr<FileDirectiveSource> directives;
-  if (!options->directive_file.empty()) {
-    directives = std::make_unique<FileDirectiveSource>(options->directive_file);
+  // Reports: JSON lines (stdout by default), or with an operator its stream, plus the
+  // JSON lines only when --report-file was given.
+  const bool streaming = !options->operator_address.empty();
+  std::unique_ptr<JsonLinesReporter> json;
+  if (!streaming || options->report_file_set) {
+    absl::StatusOr<std::unique_ptr<JsonLinesReporter>> j =
+        JsonLinesReporter::Open(options->report_file);
+    if (!j.ok()) return Fail(j.status());
+    json = *std::move(j);
   }
   AgentMetrics metrics(config.identity.pod_name);
+  Reporter* reporter = json.get();
+  DirectiveSource* directives = nullptr;
+  std::unique_ptr<FileDirectiveSource> directive_file;
+  if (!options->directive_file.empty()) {
+    directive_file = std::make_unique<FileDirectiveSource>(options->directive_file);
+    directives = directive_file.get();
+  }
+  // Declared before the metrics server, which reads its figures: destroyed after it.
+  std::unique_ptr<FeedbackReporter> stream;
+  if (streaming) {
+    absl::StatusOr<std::unique_ptr<FeedbackReporter>> s = OperatorReporter(*options, json.get());
+    if (!s.ok()) return Fail(s.status());
+    stream = *std::move(s);
+    FeedbackReporter* r = stream.get();
+    metrics.EnableFeedbackMetrics([r] { return r->Stats(); });
+    reporter = r;
+    directives = r->directives();
+  }
   std::unique_ptr<MetricsServer> server;
   if (!options->metrics_address.empty()) {
     absl::StatusOr<std::unique_ptr<MetricsServer>> s =
@@ -249,8 +302,10 @@ int CmdRun(const Args& a) {
   sigemptyset(&sa.sa_mask);
   sigaction(SIGTERM, &sa, nullptr);
   sigaction(SIGINT, &sa, nullptr);
-  Agent agent(config, &RealClock::Get(), directives.get(), reporter->get(), &metrics);
+  Agent agent(config, &RealClock::Get(), directives, reporter, &metrics);
   absl::Status s = agent.Run(g_stop);
+  // After the revert: its Applied is queued, and Stop() sends it before the stream ends.
+  if (stream != nullptr) stream->Stop();
   if (!s.ok()) return Fail(s);
   return 0;
 }
@@ -305,7 +360,8 @@ void Usage() {
       "      [--window DURATION] [--tick DURATION] [--netns PATH] [--ipcns PATH]\n"
       "      [--pod NAME] [--pod-namespace NS] [--pod-uid UID] [--node NAME]\n"
       "      [--profile NS/NAME] [--arm A] [--mode observe|tune] [--template-hash H]\n"
-      "      [--containers A,B] [--operator ADDR] [--token-file F] [--max-ticks N]\n"
+      "      [--containers A,B] [--operator HOST:PORT] [--operator-ca-file F]\n"
+      "      [--token-file F] [--max-ticks N]\n"
       "      (each unset flag falls back to its variable: POD_NAME, BOOSTER_WINDOW, ...;\n"
       "       docs/agent.md lists them)\n"
       "  revert --state-dir DIR [--netns PATH] [--ipcns PATH]\n"

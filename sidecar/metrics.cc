@@ -205,6 +205,63 @@ void AgentMetrics::ObserveWindow(const WindowRecord& record) {
   }
 }
 
+void AgentMetrics::EnableFeedbackMetrics(std::function<FeedbackClientStats()> stats) {
+  auto f = std::make_unique<FeedbackSeries>();
+  f->stats = std::move(stats);
+  prometheus::Labels pod_label = {{"pod", pod_}};
+  auto counter = [&](const char* name, const char* help) {
+    return &BuildCounter().Name(name).Help(help).Register(*registry_).Add(pod_label);
+  };
+  auto gauge = [&](const char* name, const char* help) {
+    return &BuildGauge().Name(name).Help(help).Register(*registry_).Add(pod_label);
+  };
+  f->connected = gauge("booster_agent_feedback_connected",
+                       "1 while the stream to the operator is open (Hello written, not ended).");
+  f->reconnects = counter("booster_agent_feedback_reconnects_total",
+                          "Connection attempts to the operator after the first.");
+  f->reports_sent = counter("booster_agent_feedback_reports_sent_total",
+                            "Window reports written to the operator, replays after a "
+                            "reconnect included.");
+  f->reports_acked = counter("booster_agent_feedback_reports_acked_total",
+                             "Window reports the operator acknowledged (stored, duplicate or "
+                             "rejected).");
+  f->reports_dropped = counter("booster_agent_feedback_reports_dropped_total",
+                               "Window reports pushed out of the full buffer of "
+                               "unacknowledged reports: never acknowledged.");
+  f->reports_buffered = gauge("booster_agent_feedback_reports_buffered",
+                              "Window reports held until the operator acknowledges them.");
+  f->rejects = &BuildCounter()
+                    .Name("booster_agent_feedback_rejects_total")
+                    .Help("Window reports the operator refused, by its reason.")
+                    .Register(*registry_);
+  // The operator's reasons (docs/feedback.md) exist at 0 so that rate() sees the first.
+  for (const char* reason : {"stale_template", "invalid_report", "no_step"}) {
+    f->rejects->Add({{"pod", pod_}, {"reason", reason}});
+  }
+  absl::MutexLock l(&feedback_mu_);
+  feedback_ = std::move(f);
+}
+
+void AgentMetrics::RefreshFeedbackMetrics() {
+  absl::MutexLock l(&feedback_mu_);
+  if (feedback_ == nullptr) return;
+  const FeedbackClientStats s = feedback_->stats();
+  // The client's counts are totals since it started; a Counter only goes up by steps.
+  auto set_total = [](prometheus::Counter* c, uint64_t total) {
+    const double v = static_cast<double>(total);
+    if (v > c->Value()) c->Increment(v - c->Value());
+  };
+  feedback_->connected->Set(s.connected ? 1 : 0);
+  set_total(feedback_->reconnects, s.reconnects);
+  set_total(feedback_->reports_sent, s.reports_sent);
+  set_total(feedback_->reports_acked, s.reports_acked);
+  set_total(feedback_->reports_dropped, s.reports_dropped);
+  feedback_->reports_buffered->Set(static_cast<double>(s.buffered));
+  for (const auto& [reason, n] : s.rejects) {
+    set_total(&feedback_->rejects->Add({{"pod", pod_}, {"reason", reason}}), n);
+  }
+}
+
 void AgentMetrics::SetPhase(Phase phase) {
   absl::MutexLock l(&mu_);
   phase_ = phase;
@@ -284,6 +341,7 @@ absl::StatusOr<std::unique_ptr<MetricsServer>> MetricsServer::Start(const std::s
   std::shared_ptr<prometheus::Registry> registry = metrics->registry();
   s->metrics_handler_ = std::make_unique<Handler>([registry, metrics] {
     metrics->CurrentHealth();  // refreshes booster_agent_healthy
+    metrics->RefreshFeedbackMetrics();
     Handler::Answer a;
     a.content_type = "text/plain; version=0.0.4; charset=utf-8";
     a.body = prometheus::TextSerializer().Serialize(registry->Collect());

@@ -15,10 +15,12 @@
 //   m.SetPhase(AgentMetrics::Phase::kRunning);
 //   every tick: m.Heartbeat();
 //   every window: m.ObserveWindow(record);
+//   streaming to the operator: m.EnableFeedbackMetrics([&] { return client->Stats(); });
 #ifndef BOOSTER_SIDECAR_METRICS_H_
 #define BOOSTER_SIDECAR_METRICS_H_
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -32,6 +34,7 @@
 #include "prometheus/family.h"
 #include "prometheus/gauge.h"
 #include "prometheus/registry.h"
+#include "sidecar/feedback/feedback_types.h"
 #include "sidecar/reporter.h"
 #include "sidecar/sampler.h"
 
@@ -56,6 +59,14 @@ class AgentMetrics {
   void ObserveScrape(bool ok);
   void ObserveWindow(const WindowRecord& record);
   void ObserveApplied(bool ok, int64_t generation);
+
+  // The operator stream's figures (booster_agent_feedback_*, labelled with pod; rejects
+  // also with reason), registered by this call — an agent that does not stream has none —
+  // and read from `stats` at every scrape of /metrics. Call once, before serving.
+  void EnableFeedbackMetrics(std::function<FeedbackClientStats()> stats);
+  // Reads `stats` into the booster_agent_feedback_* series; no effect before
+  // EnableFeedbackMetrics. MetricsServer calls it before every scrape.
+  void RefreshFeedbackMetrics();
 
   // Health.
   void SetPhase(Phase phase);
@@ -111,6 +122,20 @@ class AgentMetrics {
   prometheus::Family<prometheus::Gauge>* retrans_;
   prometheus::Family<prometheus::Gauge>* app_rate_;
   prometheus::Family<prometheus::Gauge>* app_quantile_;
+
+  // booster_agent_feedback_*: null until EnableFeedbackMetrics.
+  struct FeedbackSeries {
+    std::function<FeedbackClientStats()> stats;
+    prometheus::Gauge* connected = nullptr;
+    prometheus::Counter* reconnects = nullptr;
+    prometheus::Counter* reports_sent = nullptr;
+    prometheus::Counter* reports_acked = nullptr;
+    prometheus::Counter* reports_dropped = nullptr;
+    prometheus::Gauge* reports_buffered = nullptr;
+    prometheus::Family<prometheus::Counter>* rejects = nullptr;
+  };
+  absl::Mutex feedback_mu_;  // one refresh at a time (CivetWeb serves on two threads)
+  std::unique_ptr<FeedbackSeries> feedback_ ABSL_GUARDED_BY(feedback_mu_);
 };
 
 // Serves GET /metrics (Prometheus text format 0.0.4) and GET /healthz (200 "ok" or 503

@@ -1,5 +1,6 @@
 #include "sidecar/metrics.h"
 
+#include "absl/synchronization/mutex.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "sidecar/http_get.h"
@@ -134,6 +135,80 @@ TEST(MetricsTest, HealthzAnswers503UnlessTheLoopRuns) {
   m.SetPhase(AgentMetrics::Phase::kStopping);
   EXPECT_THAT(Get(port, "/healthz", &code), StartsWith("stopping"));
   EXPECT_EQ(code, 503);
+}
+
+void ExpectLines(const std::string& body, std::initializer_list<const char*> lines) {
+  for (const char* line : lines) EXPECT_THAT(body, HasSubstr(line));
+}
+
+TEST(MetricsTest, FeedbackFiguresAreReadFromTheClientAtEveryScrape) {
+  AgentMetrics m("web-1");
+  absl::StatusOr<std::unique_ptr<MetricsServer>> s = MetricsServer::Start("127.0.0.1:0", &m);
+  ASSERT_TRUE(s.ok()) << s.status();
+  // An agent that does not stream has no feedback series (no "disconnected" to alert on).
+  EXPECT_THAT(Get((*s)->port(), "/metrics"), Not(HasSubstr("booster_agent_feedback_")));
+
+  absl::Mutex mu;
+  FeedbackClientStats stats;
+  m.EnableFeedbackMetrics([&] {
+    absl::MutexLock l(&mu);
+    return stats;
+  });
+  std::string body = Get((*s)->port(), "/metrics");
+  ExpectLines(body, {"booster_agent_feedback_connected{pod=\"web-1\"} 0",
+                     "booster_agent_feedback_reconnects_total{pod=\"web-1\"} 0",
+                     "booster_agent_feedback_reports_sent_total{pod=\"web-1\"} 0",
+                     "booster_agent_feedback_reports_acked_total{pod=\"web-1\"} 0",
+                     "booster_agent_feedback_reports_dropped_total{pod=\"web-1\"} 0",
+                     "booster_agent_feedback_reports_buffered{pod=\"web-1\"} 0",
+                     // The operator's reasons exist before the first one.
+                     "booster_agent_feedback_rejects_total{pod=\"web-1\","
+                     "reason=\"stale_template\"} 0",
+                     "booster_agent_feedback_rejects_total{pod=\"web-1\","
+                     "reason=\"no_step\"} 0",
+                     "booster_agent_feedback_rejects_total{pod=\"web-1\","
+                     "reason=\"invalid_report\"} 0",
+                     "# TYPE booster_agent_feedback_connected gauge",
+                     "# TYPE booster_agent_feedback_reports_sent_total counter",
+                     "# TYPE booster_agent_feedback_reports_buffered gauge",
+                     "# TYPE booster_agent_feedback_rejects_total counter"});
+
+  {
+    absl::MutexLock l(&mu);
+    stats.connected = true;
+    stats.reconnects = 2;
+    stats.reports_sent = 1250;
+    stats.reports_acked = 1200;
+    stats.reports_dropped = 3;
+    stats.buffered = 47;
+    stats.rejects = {{"stale_template", 4}, {"some_new_reason", 1}};
+  }
+  body = Get((*s)->port(), "/metrics");
+  ExpectLines(body, {"booster_agent_feedback_connected{pod=\"web-1\"} 1",
+                     "booster_agent_feedback_reconnects_total{pod=\"web-1\"} 2",
+                     "booster_agent_feedback_reports_sent_total{pod=\"web-1\"} 1250",
+                     "booster_agent_feedback_reports_acked_total{pod=\"web-1\"} 1200",
+                     "booster_agent_feedback_reports_dropped_total{pod=\"web-1\"} 3",
+                     "booster_agent_feedback_reports_buffered{pod=\"web-1\"} 47",
+                     "booster_agent_feedback_rejects_total{pod=\"web-1\","
+                     "reason=\"stale_template\"} 4",
+                     "booster_agent_feedback_rejects_total{pod=\"web-1\","
+                     "reason=\"some_new_reason\"} 1",
+                     "booster_agent_feedback_rejects_total{pod=\"web-1\","
+                     "reason=\"no_step\"} 0"});
+
+  // Disconnected, buffer emptied by acks: the gauges follow, the counters keep their totals.
+  {
+    absl::MutexLock l(&mu);
+    stats.connected = false;
+    stats.reports_acked = 1250;
+    stats.buffered = 0;
+  }
+  ExpectLines(Get((*s)->port(), "/metrics"),
+              {"booster_agent_feedback_connected{pod=\"web-1\"} 0",
+               "booster_agent_feedback_reports_acked_total{pod=\"web-1\"} 1250",
+               "booster_agent_feedback_reports_buffered{pod=\"web-1\"} 0",
+               "booster_agent_feedback_reports_sent_total{pod=\"web-1\"} 1250"});
 }
 
 TEST(MetricsTest, ServesOnEveryInterfaceForAColonPort) {

@@ -1,19 +1,12 @@
 // Reporting: what the agent tells the operator — Hello at start, Applied after every
 // directive (and after start-up recovery / shutdown revert), one Report per window.
-// Until the gRPC stream lands, JsonLinesReporter writes one JSON object per line to a
-// file (or stdout); the Reporter interface is the seam the stream will plug into.
+// JsonLinesReporter writes one JSON object per line to a file (or stdout); with an
+// operator, FeedbackReporter (feedback_reporter.h) streams them over gRPC instead.
 //
 // A WindowRecord carries everything proto/booster/v1/agent.proto's WindowReport needs:
-// (incarnation, sequence) identify it across reconnects (a reporter that buffers keeps
-// records until acknowledged and resends them in sequence order), the per-metric values
-// with their sample counts (a missing metric has no value), and who measured it.
-//
-//   class GrpcReporter : public Reporter {
-//     void Report(const WindowRecord& r) override {
-//       for (const MetricValue& m : r.metrics.metrics) if (m.value) Add(m.name, *m.value, ...);
-//       Buffer(r.identity.incarnation, r.sequence, ...);   // until an Ack covers it
-//     }
-//   };
+// (incarnation, sequence) identify it across reconnects, the per-metric values with their
+// sample counts (a missing metric has no value), and who measured it.
+// FeedbackWindowFromRecord (feedback_adapter.h) converts it.
 #ifndef BOOSTER_SIDECAR_REPORTER_H_
 #define BOOSTER_SIDECAR_REPORTER_H_
 
@@ -83,6 +76,11 @@ struct AppliedStatus {
   bool ok = true;
   std::vector<std::string> applied;  // human-readable, one per change
   std::vector<std::string> failed;   // why, one per failure
+  // The directive's setting keys (Directive::keys) and, when it failed at one step, the
+  // keys of that step ("placement", "sysctl.<name>", every "runtime.*", ...); empty when
+  // the failure is not one setting's (no target, no plan, a revert that failed).
+  std::vector<std::string> knobs;
+  std::vector<std::string> failed_knobs;
   std::vector<int> target_pids;
   std::optional<Plan> plan;
 };

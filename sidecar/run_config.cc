@@ -6,6 +6,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -56,6 +57,49 @@ bool IsDns1123Label(absl::string_view s) {
   return s.front() != '-' && s.back() != '-';
 }
 
+// The stream to the operator: its address, and then the CA and token it cannot go without.
+absl::Status OperatorOptions(const Sources& src, RunOptions* o) {
+  Setting op = src.Get("operator", "BOOSTER_OPERATOR");
+  if (!op.set || op.value.empty()) return absl::OkStatus();  // --operator= turns it off
+  size_t colon = op.value.rfind(':');
+  int port = 0;
+  if (colon == std::string::npos || colon == 0 ||
+      !absl::SimpleAtoi(op.value.substr(colon + 1), &port) || port < 1 || port > 65535) {
+    return Bad(op, "needs host:port, e.g. booster-operator.booster-system.svc:9443");
+  }
+  o->operator_address = op.value;
+  if (Setting file = src.Get("operator-ca-file", ""); file.set) {
+    if (file.value.empty()) return Bad(file, "needs the path of the CA's PEM file");
+    o->operator_ca_file = file.value;
+    o->operator_ca_source = absl::StrCat("--operator-ca-file=\"", file.value, "\"");
+  } else if (Setting pem = src.Get("", "BOOSTER_OPERATOR_CA"); pem.set) {
+    if (!absl::StrContains(pem.value, "-----BEGIN CERTIFICATE-----")) {
+      // Not echoed: it is meant to be a certificate, and may be long.
+      return absl::InvalidArgumentError(
+          "BOOSTER_OPERATOR_CA: not PEM text (no -----BEGIN CERTIFICATE-----): the variable "
+          "holds the CA certificate itself, not a path; for a file give "
+          "--operator-ca-file=PATH");
+    }
+    o->operator_ca_pem = pem.value;
+    o->operator_ca_source = "BOOSTER_OPERATOR_CA";
+  } else {
+    return Bad(op,
+               "streaming to the operator needs the CA its certificate chains to: set "
+               "BOOSTER_OPERATOR_CA to the CA's PEM text, or give --operator-ca-file=PATH");
+  }
+  if (o->token_file.empty()) {
+    return Bad(op,
+               "streaming to the operator needs the pod's service-account token (audience "
+               "booster-operator): set BOOSTER_TOKEN_FILE or give --token-file=PATH");
+  }
+  if (!o->directive_file.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("--directive-file=\"", o->directive_file,
+                                                   "\": directives come from the operator when ",
+                                                   op.source, " is set; give one or the other"));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 EnvLookup EnvFromProcess() {
@@ -95,9 +139,9 @@ absl::StatusOr<RunOptions> RunOptionsFrom(const std::map<std::string, std::strin
                                                  "max-ticks",      "metrics-address",
                                                  "app-metrics",    "app-metrics-url",
                                                  "report-file",    "directive-file",
-                                                 "operator",       "token-file",
-                                                 "tuning",         "netns",
-                                                 "ipcns"};
+                                                 "operator",       "operator-ca-file",
+                                                 "token-file",     "tuning",
+                                                 "netns",          "ipcns"};
   for (const auto& [name, value] : flags) {
     bool known = false;
     for (absl::string_view k : kFlags) known |= k == name;
@@ -225,12 +269,13 @@ absl::StatusOr<RunOptions> RunOptionsFrom(const std::map<std::string, std::strin
     return it == flags.end() ? std::string(def) : it->second;
   };
   o.report_file = flag("report-file", "-");
+  o.report_file_set = flags.count("report-file") > 0;
   o.directive_file = flag("directive-file", "");
   o.netns = flag("netns", "");
   o.ipcns = flag("ipcns", "");
-  o.operator_address = src.Get("operator", "BOOSTER_OPERATOR").value;
   o.token_file = src.Get("token-file", "BOOSTER_TOKEN_FILE").value;
   o.tuning_json = src.Get("tuning", "BOOSTER_TUNING").value;
+  if (absl::Status s = OperatorOptions(src, &o); !s.ok()) return s;
   return o;
 }
 
@@ -253,6 +298,10 @@ std::string DescribeRunOptions(const RunOptions& o) {
     }
     targets = absl::StrJoin(parts, ",");
   }
+  const bool streaming = !o.operator_address.empty();
+  std::string reports = o.report_file;
+  if (streaming) reports = o.report_file_set ? "operator+" + o.report_file : "operator";
+  std::string directives = streaming ? "operator" : or_none(o.directive_file);
   return absl::StrCat(
       "run pod=", or_none(id.pod_namespace), "/", id.pod_name, " uid=", or_none(id.pod_uid),
       " node=", or_none(id.node_name), " profile=", or_none(id.profile), " arm=", id.arm,
@@ -264,8 +313,10 @@ std::string DescribeRunOptions(const RunOptions& o) {
           ? DescribeAppMetricsSource(c.app_metrics)
           : "not scraped: no port and no url",
       "] targets=", targets, " state-dir=", o.state_dir, " control=", c.control_path,
-      " reports=", o.report_file, " directives=", or_none(o.directive_file),
-      " operator=", or_none(o.operator_address), " token-file=", or_none(o.token_file),
+      " reports=", reports, " directives=", directives, " operator=", or_none(o.operator_address),
+      " operator-ca=",
+      or_none(o.operator_ca_file.empty() ? o.operator_ca_source : o.operator_ca_file),
+      " token-file=", or_none(o.token_file),
       " tuning=", o.tuning_json.empty() ? "-" : absl::StrCat(o.tuning_json.size(), " bytes"));
 }
 

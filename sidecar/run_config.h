@@ -22,8 +22,20 @@
 // | --app-metrics       | BOOSTER_APP_METRICS     | {} (app_metrics.h)                  |
 // | --containers        | BOOSTER_CONTAINERS      | "" = every container of the pod     |
 // | --control-file      | BOOSTER_CONTROL         | <state-dir>/control                 |
-// | --operator          | BOOSTER_OPERATOR        | "" (for the gRPC reporter)          |
-// | --token-file        | BOOSTER_TOKEN_FILE      | "" (for the gRPC reporter)          |
+// | --operator          | BOOSTER_OPERATOR        | "": no stream (--operator= too)     |
+// | --operator-ca-file  | BOOSTER_OPERATOR_CA     | "" (the variable holds the PEM text)|
+// | --token-file        | BOOSTER_TOKEN_FILE      | ""                                  |
+// | --report-file       | —                       | "-" (stdout) without an operator;   |
+// |                     |                         | none with one                       |
+// | --directive-file    | —                       | "": none                            |
+//
+// With an operator (host:port of its feedback endpoint, e.g.
+// booster-operator.booster-system.svc:9443) the agent streams its windows and Applied
+// results to it over TLS (feedback_reporter.h, docs/feedback.md) and takes its directives
+// from it; a CA (--operator-ca-file wins over BOOSTER_OPERATOR_CA) and a token file are
+// then required, and --directive-file is refused (one source of directives). The JSON
+// lines are then written only when --report-file is given. Without an operator the CA and
+// token are ignored and everything is as before: JSON lines to --report-file (stdout).
 #ifndef BOOSTER_SIDECAR_RUN_CONFIG_H_
 #define BOOSTER_SIDECAR_RUN_CONFIG_H_
 
@@ -44,8 +56,14 @@ struct RunOptions {
   std::string state_dir;
   std::string metrics_address;  // "": serve nothing
   std::string report_file = "-";
-  std::string directive_file;  // "": no directive file
-  std::string operator_address;
+  bool report_file_set = false;  // --report-file was given (with an operator: also write it)
+  std::string directive_file;    // "": no directive file
+  std::string operator_address;  // "": do not stream
+  // The operator's CA: the PEM text from BOOSTER_OPERATOR_CA, or a file to read it from
+  // (--operator-ca-file, which wins). ca_source names the one in use for messages.
+  std::string operator_ca_pem;
+  std::string operator_ca_file;
+  std::string operator_ca_source;
   std::string token_file;
   std::string tuning_json;  // BOOSTER_TUNING as given (the directive carries the tuning)
   std::string netns;        // --netns / --ipcns: joined before anything else

@@ -35,6 +35,8 @@ absl::StatusOr<RunOptions> From(Flags flags, const Env& env) {
   return RunOptionsFrom(flags, Lookup(env), "host-1");
 }
 
+constexpr char kPem[] = "-----BEGIN CERTIFICATE-----\nMIIB...\n-----END CERTIFICATE-----\n";
+
 // What operator/rollout/pod_template.cc gives the injected sidecar.
 Env PodEnv() {
   return {{"BOOSTER_ARM", "canary"},
@@ -42,6 +44,7 @@ Env PodEnv() {
           {"BOOSTER_PROFILE", "shop/web-latency"},
           {"BOOSTER_CONTROL", "/booster/control"},
           {"BOOSTER_OPERATOR", "booster-operator.booster-system.svc:9443"},
+          {"BOOSTER_OPERATOR_CA", kPem},
           {"BOOSTER_TOKEN_FILE", "/var/run/secrets/booster/token"},
           {"BOOSTER_TUNING", "{\"placement\":\"wholeCores\"}"},
           {"BOOSTER_TEMPLATE_HASH", "9f2c1a"},
@@ -81,8 +84,12 @@ TEST(RunConfigTest, TheInjectedSidecarsEnvironment) {
   EXPECT_EQ(c.selector.pod_uid, "0b6f7c1e-uid");
   EXPECT_EQ(o->operator_address, "booster-operator.booster-system.svc:9443");
   EXPECT_EQ(o->token_file, "/var/run/secrets/booster/token");
+  EXPECT_EQ(o->operator_ca_pem, std::string(kPem).substr(0, std::string(kPem).size() - 1));
+  EXPECT_EQ(o->operator_ca_file, "");
+  EXPECT_EQ(o->operator_ca_source, "BOOSTER_OPERATOR_CA");
   EXPECT_EQ(o->tuning_json, "{\"placement\":\"wholeCores\"}");
   EXPECT_EQ(o->report_file, "-");
+  EXPECT_FALSE(o->report_file_set);
 
   std::string line = DescribeRunOptions(*o);
   for (const char* part :
@@ -90,7 +97,8 @@ TEST(RunConfigTest, TheInjectedSidecarsEnvironment) {
         "arm=canary", "mode=tune", "template-hash=9f2c1a", "window=30s", "metrics-address=:9901",
         "app-metrics=[port=8080 path=/metrics latencyHistogram=auto requestCounter=auto "
         "errorLabel=code errorMatch=5..]",
-        "targets=pod-peers(web,worker)", "control=/booster/control", "tuning=26 bytes"}) {
+        "targets=pod-peers(web,worker)", "control=/booster/control", "tuning=26 bytes",
+        " reports=operator ", " directives=operator ", " operator-ca=BOOSTER_OPERATOR_CA "}) {
     EXPECT_THAT(line, HasSubstr(part));
   }
   EXPECT_EQ(line.find('\n'), std::string::npos);
@@ -206,6 +214,79 @@ TEST(RunConfigTest, BadValuesNameTheirSource) {
   EXPECT_THAT(std::string(no_dir.status().message()), HasSubstr("--state-dir"));
 }
 
+TEST(RunConfigTest, StreamingToTheOperatorNeedsItsCaAndAToken) {
+  // --operator-ca-file wins over BOOSTER_OPERATOR_CA; an explicit --report-file is kept.
+  absl::StatusOr<RunOptions> o = From(
+      {{"operator-ca-file", "/etc/booster/ca.pem"}, {"report-file", "/tmp/r.jsonl"}}, PodEnv());
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_EQ(o->operator_ca_file, "/etc/booster/ca.pem");
+  EXPECT_EQ(o->operator_ca_pem, "");
+  EXPECT_EQ(o->operator_ca_source, "--operator-ca-file=\"/etc/booster/ca.pem\"");
+  EXPECT_TRUE(o->report_file_set);
+  EXPECT_THAT(DescribeRunOptions(*o), HasSubstr(" reports=operator+/tmp/r.jsonl "));
+  EXPECT_THAT(DescribeRunOptions(*o), HasSubstr(" operator-ca=/etc/booster/ca.pem "));
+
+  // Without an operator the CA and token are not needed, and nothing streams.
+  Env no_operator = PodEnv();
+  no_operator.erase("BOOSTER_OPERATOR");
+  no_operator.erase("BOOSTER_OPERATOR_CA");
+  no_operator.erase("BOOSTER_TOKEN_FILE");
+  o = From({{"directive-file", "/d"}}, no_operator);
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_EQ(o->operator_address, "");
+  EXPECT_THAT(DescribeRunOptions(*o), HasSubstr(" reports=- directives=/d operator=- "));
+  // --operator= turns off what the environment asks for.
+  o = From({{"operator", ""}}, PodEnv());
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_EQ(o->operator_address, "");
+
+  Env no_ca = PodEnv();
+  no_ca.erase("BOOSTER_OPERATOR_CA");
+  Env no_token = PodEnv();
+  no_token.erase("BOOSTER_TOKEN_FILE");
+  Env path_as_ca = PodEnv();
+  path_as_ca["BOOSTER_OPERATOR_CA"] = "/etc/booster/ca.pem";
+  struct Case {
+    Flags flags;
+    Env env;
+    const char* starts;
+    const char* names;  // what the message must tell the user to set
+  } cases[] = {
+      {{},
+       no_ca,
+       "BOOSTER_OPERATOR=\"booster-operator.booster-system.svc:9443\": streaming",
+       "set BOOSTER_OPERATOR_CA to the CA's PEM text, or give --operator-ca-file=PATH"},
+      {{{"operator", "127.0.0.1:9443"}},
+       no_ca,
+       "--operator=\"127.0.0.1:9443\": streaming",
+       "BOOSTER_OPERATOR_CA"},
+      {{},
+       no_token,
+       "BOOSTER_OPERATOR=\"booster-operator.booster-system.svc:9443\": streaming",
+       "set BOOSTER_TOKEN_FILE or give --token-file=PATH"},
+      {{}, path_as_ca, "BOOSTER_OPERATOR_CA: not PEM text", "--operator-ca-file=PATH"},
+      {{{"operator-ca-file", ""}}, PodEnv(), "--operator-ca-file=\"\": needs the path", ""},
+      {{{"operator", "booster-operator"}},
+       PodEnv(),
+       "--operator=\"booster-operator\": needs "
+       "host:port",
+       ""},
+      {{{"operator", "op:0"}}, PodEnv(), "--operator=\"op:0\": needs host:port", ""},
+      {{}, {{"BOOSTER_OPERATOR", ":9443"}}, "BOOSTER_OPERATOR=\":9443\": needs host:port", ""},
+      {{{"directive-file", "/d"}},
+       PodEnv(),
+       "--directive-file=\"/d\": directives come from",
+       "BOOSTER_OPERATOR is set"},
+  };
+  for (const Case& c : cases) {
+    absl::StatusOr<RunOptions> bad = From(c.flags, c.env);
+    ASSERT_FALSE(bad.ok()) << c.starts;
+    EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(std::string(bad.status().message()), StartsWith(c.starts));
+    EXPECT_THAT(std::string(bad.status().message()), HasSubstr(c.names));
+  }
+}
+
 TEST(RunConfigTest, WindowDurations) {
   EXPECT_EQ(*ParseWindowDuration("30s"), absl::Seconds(30));
   EXPECT_EQ(*ParseWindowDuration("1m30s"), absl::Seconds(90));
@@ -273,6 +354,26 @@ TEST_F(RunCommandTest, LogsTheEffectiveConfigurationOnce) {
   EXPECT_THAT(line, HasSubstr(" window=2s "));  // the flag, not BOOSTER_WINDOW
   EXPECT_THAT(line, HasSubstr(" arm=canary "));
   EXPECT_THAT(line, testing::ContainsRegex(" incarnation=[0-9a-f]{32} "));
+}
+
+TEST_F(RunCommandTest, OperatorWithoutAUsableCaExitsTwoNamingWhatToSet) {
+  std::string err;
+  const std::string op =
+      "env -u BOOSTER_OPERATOR_CA BOOSTER_OPERATOR=127.0.0.1:9 "
+      "BOOSTER_TOKEN_FILE=/nonexistent/token";
+  EXPECT_EQ(Run(op, "", &err), 2);
+  EXPECT_THAT(err, HasSubstr("BOOSTER_OPERATOR=\"127.0.0.1:9\": streaming to the operator needs "
+                             "the CA"));
+  EXPECT_EQ(Run(op, "--operator-ca-file=" + dir_ + "/missing.pem", &err), 2);
+  EXPECT_THAT(err, HasSubstr("--operator-ca-file=\"" + dir_ + "/missing.pem\": cannot read it"));
+  std::FILE* f = std::fopen((dir_ + "/not-a-cert.pem").c_str(), "w");
+  ASSERT_NE(f, nullptr);
+  std::fputs("-----BEGIN CERTIFICATE-----\nnot base64\n-----END CERTIFICATE-----\n", f);
+  std::fclose(f);
+  EXPECT_EQ(Run(op, "--operator-ca-file=" + dir_ + "/not-a-cert.pem", &err), 2);
+  EXPECT_THAT(err, HasSubstr("--operator-ca-file=\"" + dir_ +
+                             "/not-a-cert.pem\": feedback client: the operator's CA holds no PEM "
+                             "certificate"));
 }
 
 }  // namespace

@@ -112,7 +112,8 @@ std::string StatusText(const grpc::Status& s) {
   return absl::Status(static_cast<absl::StatusCode>(s.error_code()), s.error_message()).ToString();
 }
 
-v1::AgentMessage HelloMessage(const FeedbackClientOptions& o, const std::string& incarnation) {
+v1::AgentMessage HelloMessage(const FeedbackClientOptions& o, const FeedbackTopology& topology,
+                              const std::string& incarnation) {
   v1::AgentMessage m;
   v1::Hello* h = m.mutable_hello();
   h->set_pod_namespace(o.pod.pod_namespace);
@@ -121,13 +122,13 @@ v1::AgentMessage HelloMessage(const FeedbackClientOptions& o, const std::string&
   h->set_agent_version(o.agent_version);
   h->set_incarnation(incarnation);
   v1::Topology* t = h->mutable_topology();
-  t->set_packages(o.topology.packages);
-  t->set_numa_nodes(o.topology.numa_nodes);
-  t->set_cores(o.topology.cores);
-  t->set_pus(o.topology.pus);
-  t->set_cpuset(o.topology.cpuset);
-  t->set_cpu_quota_cores(o.topology.cpu_quota_cores);
-  t->set_memory_limit_bytes(o.topology.memory_limit_bytes);
+  t->set_packages(topology.packages);
+  t->set_numa_nodes(topology.numa_nodes);
+  t->set_cores(topology.cores);
+  t->set_pus(topology.pus);
+  t->set_cpuset(topology.cpuset);
+  t->set_cpu_quota_cores(topology.cpu_quota_cores);
+  t->set_memory_limit_bytes(topology.memory_limit_bytes);
   return m;
 }
 
@@ -217,7 +218,8 @@ class FeedbackClient::Impl {
       : options_(std::move(options)),
         credentials_(std::move(credentials)),
         incarnation_(NewIncarnationId()),
-        buffer_(options_.max_buffered_reports) {
+        buffer_(options_.max_buffered_reports),
+        topology_(options_.topology) {
     if (!options_.log) options_.log = LogToStderr;
   }
   ~Impl() { Stop(); }
@@ -227,6 +229,7 @@ class FeedbackClient::Impl {
   absl::StatusOr<uint64_t> Report(FeedbackWindow window);
   void Applied(FeedbackApplied applied);
   FeedbackClientStats Stats() const;
+  void SetTopology(FeedbackTopology topology);
   const std::string& incarnation() const { return incarnation_; }
 
  private:
@@ -259,6 +262,7 @@ class FeedbackClient::Impl {
   bool run_done_ ABSL_GUARDED_BY(mu_) = false;
   ReportBuffer buffer_ ABSL_GUARDED_BY(mu_);
   std::optional<FeedbackApplied> last_applied_ ABSL_GUARDED_BY(mu_);
+  FeedbackTopology topology_ ABSL_GUARDED_BY(mu_);          // for the next Hello
   uint64_t applied_version_ ABSL_GUARDED_BY(mu_) = 0;       // Applied() calls
   uint64_t applied_sent_version_ ABSL_GUARDED_BY(mu_) = 0;  // on the current stream
   // The current stream's context, for Stop() to cancel; null between streams.
@@ -328,6 +332,11 @@ FeedbackClientStats FeedbackClient::Impl::Stats() const {
   return s;
 }
 
+void FeedbackClient::Impl::SetTopology(FeedbackTopology topology) {
+  std::lock_guard<std::mutex> l(mu_);
+  topology_ = std::move(topology);
+}
+
 std::shared_ptr<grpc::Channel> FeedbackClient::Impl::NewChannel() const {
   grpc::ChannelArguments args;
   if (!options_.tls_server_name.empty()) {
@@ -384,9 +393,11 @@ FeedbackClient::Impl::Outcome FeedbackClient::Impl::RunStream() {
   // Fail at once when the operator cannot be reached (or its certificate is refused);
   // the backoff decides when to try again.
   context.set_wait_for_ready(false);
+  v1::AgentMessage hello;
   {
     std::lock_guard<std::mutex> l(mu_);
     if (stopping_) return {};
+    hello = HelloMessage(options_, topology_, incarnation_);
     context_ = &context;
     stream_ended_ = false;
     operator_answered_ = false;
@@ -397,7 +408,7 @@ FeedbackClient::Impl::Outcome FeedbackClient::Impl::RunStream() {
   std::unique_ptr<Stream> stream = stub->Connect(&context);
   std::thread reader([this, s = stream.get()] { ReadLoop(s); });
 
-  bool ok = stream->Write(HelloMessage(options_, incarnation_));
+  bool ok = stream->Write(hello);
   bool drained = false;  // stopping, and everything queued was written
   if (ok) {
     size_t held = 0;
@@ -569,6 +580,10 @@ absl::StatusOr<uint64_t> FeedbackClient::Report(FeedbackWindow window) {
 void FeedbackClient::Applied(FeedbackApplied applied) { impl_->Applied(std::move(applied)); }
 
 FeedbackClientStats FeedbackClient::Stats() const { return impl_->Stats(); }
+
+void FeedbackClient::SetTopology(FeedbackTopology topology) {
+  impl_->SetTopology(std::move(topology));
+}
 
 const std::string& FeedbackClient::incarnation() const { return impl_->incarnation(); }
 

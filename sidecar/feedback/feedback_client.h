@@ -35,7 +35,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
-#include <map>
 #include <memory>
 #include <string>
 
@@ -92,31 +91,6 @@ struct FeedbackClientOptions {
   Clock* clock = &RealClock::Get();
 };
 
-// Counters for the agent's /metrics. Monotonic except `connected`, `backing_off`,
-// `retry_at` and `buffered`.
-struct FeedbackClientStats {
-  // A stream is open: Hello was written and the stream has not ended. A stream the
-  // operator refuses is open until its refusal arrives (right after the TokenReview).
-  bool connected = false;
-  // Waiting until `retry_at` (Clock time) before the next attempt.
-  bool backing_off = false;
-  absl::Time retry_at = absl::InfinitePast();
-  uint64_t connect_attempts = 0;
-  uint64_t reconnects = 0;        // attempts after the first
-  uint64_t streams_opened = 0;    // attempts that got Hello written
-  uint64_t reports_sent = 0;      // WindowReports written, replays included
-  uint64_t reports_replayed = 0;  // of them, written again on a later stream
-  uint64_t reports_acked = 0;     // dropped from the buffer by an Ack
-  uint64_t reports_dropped = 0;   // pushed out of the full buffer, never acknowledged
-  uint64_t buffered = 0;          // held now, unacknowledged
-  uint64_t applied_sent = 0;
-  uint64_t directives_received = 0;
-  std::map<std::string, uint64_t> rejects;  // by the operator's reason
-  // The last failure: a stream's final status ("UNAUTHENTICATED: unauthenticated: ..."),
-  // a connection or TLS failure, an unreadable token file. Kept after a recovery.
-  std::string last_error;
-};
-
 class FeedbackClient {
  public:
   // kInvalidArgument for an empty address or token file, a CA without a PEM certificate,
@@ -143,6 +117,10 @@ class FeedbackClient {
   void Applied(FeedbackApplied applied);
 
   FeedbackClientStats Stats() const;
+
+  // What the next Hello says about the machine, replacing options.topology: for an agent
+  // that learns it after Create. Called before Start(), the first Hello carries it.
+  void SetTopology(FeedbackTopology topology);
 
   // This run's incarnation (32 random hex digits, chosen at Create), as in Hello and
   // every WindowReport.

@@ -37,6 +37,7 @@
 #include "operator/feedback/server.h"
 #include "operator/feedback/test_pki.h"
 #include "prometheus/registry.h"
+#include "sidecar/feedback/test_operator.h"
 
 namespace booster::agent {
 namespace {
@@ -49,6 +50,10 @@ using feedback::PodInfo;
 using feedback::StepId;
 using feedback::TokenReviewResult;
 using feedback::WindowStore;
+using test_operator::Eventually;
+using test_operator::FakePods;
+using test_operator::FakeReviewer;
+using test_operator::ReviewFor;
 
 constexpr char kServiceName[] = "booster-operator.booster-system.svc";
 constexpr char kProfile[] = "shop/web-boost";
@@ -75,75 +80,8 @@ Pki MakePki() {
   return *pki;
 }
 
-// TokenReview answers by token; remembers every token it was asked about.
-class FakeReviewer final : public feedback::TokenReviewer {
- public:
-  absl::StatusOr<TokenReviewResult> Review(absl::string_view token) override {
-    std::lock_guard<std::mutex> l(mu_);
-    tokens_.emplace_back(token);
-    auto it = answers_.find(std::string(token));
-    if (it == answers_.end()) {
-      TokenReviewResult r;
-      r.error = "invalid bearer token";
-      return r;
-    }
-    return it->second;
-  }
-  void Set(const std::string& token, TokenReviewResult r) {
-    std::lock_guard<std::mutex> l(mu_);
-    answers_.insert_or_assign(token, std::move(r));
-  }
-  std::vector<std::string> tokens() {
-    std::lock_guard<std::mutex> l(mu_);
-    return tokens_;
-  }
-
- private:
-  std::mutex mu_;
-  std::map<std::string, TokenReviewResult> answers_;
-  std::vector<std::string> tokens_;
-};
-
-class FakePods final : public feedback::PodLookup {
- public:
-  std::optional<PodInfo> Find(absl::string_view ns, absl::string_view name) const override {
-    std::lock_guard<std::mutex> l(mu_);
-    auto it = pods_.find(absl::StrCat(ns, "/", name));
-    if (it == pods_.end()) return std::nullopt;
-    return it->second;
-  }
-  void Put(PodInfo p) {
-    std::lock_guard<std::mutex> l(mu_);
-    pods_[absl::StrCat(p.pod_namespace, "/", p.name)] = std::move(p);
-  }
-
- private:
-  mutable std::mutex mu_;
-  std::map<std::string, PodInfo> pods_;
-};
-
-TokenReviewResult ReviewFor(const std::string& pod) {
-  TokenReviewResult r;
-  r.authenticated = true;
-  r.username = "system:serviceaccount:shop:web";
-  r.extra[feedback::kExtraPodName] = {pod};
-  r.extra[feedback::kExtraPodUid] = {pod + "-uid"};
-  r.audiences = {feedback::kAudience};
-  return r;
-}
-
-PodInfo EnrolledPod(const std::string& name, const std::string& arm) {
-  PodInfo p;
-  p.pod_namespace = "shop";
-  p.name = name;
-  p.uid = name + "-uid";
-  p.phase = "Running";
-  p.labels = {{feedback::kArmLabel, arm}};
-  p.annotations = {{feedback::kProfileAnnotation, kProfile},
-                   {feedback::kTemplateHashAnnotation, "h-" + arm}};
-  p.owners = {{"ReplicaSet", "web-rs", "rs-uid", true}};
-  p.created = absl::FromUnixSeconds(1'699'999'000);
-  return p;
+feedback::PodInfo EnrolledPod(const std::string& name, const std::string& arm) {
+  return test_operator::EnrolledPod(name, arm, kProfile);
 }
 
 // Window i of the canary: [t0 + 30i s, t0 + 30(i+1) s), latencyP99 = i ms.
@@ -156,16 +94,6 @@ FeedbackWindow Window(int i, const std::string& hash = "h-canary") {
   w.template_hash = hash;
   w.profile_generation = 2;
   return w;
-}
-
-// Polls `done` until it holds or `timeout` (real time) passes.
-bool Eventually(const std::function<bool()>& done, absl::Duration timeout = absl::Seconds(30)) {
-  const absl::Time deadline = absl::Now() + timeout;
-  while (!done()) {
-    if (absl::Now() > deadline) return false;
-    absl::SleepFor(absl::Milliseconds(2));
-  }
-  return true;
 }
 
 double Metric(prometheus::Registry& registry, const std::string& family, const std::string& label,
@@ -279,16 +207,8 @@ class FeedbackClientTest : public ::testing::Test {
   // across restarts.
   void StartServer(int port) {
     server_.reset();
-    feedback::FeedbackServerOptions options;
-    options.address = absl::StrCat("127.0.0.1:", port);
-    options.cert_file = pki_->server_cert.string();
-    options.key_file = pki_->server_key.string();
-    feedback::FeedbackServerDeps deps;
-    deps.reviewer = &reviewer_;
-    deps.pods = &pods_;
-    deps.store = &store_;
-    deps.observer = &observer_;
-    absl::StatusOr<std::unique_ptr<FeedbackServer>> s = FeedbackServer::Start(options, deps);
+    absl::StatusOr<std::unique_ptr<FeedbackServer>> s =
+        test_operator::StartTestServer(*pki_, port, &reviewer_, &pods_, &store_, &observer_);
     ASSERT_TRUE(s.ok()) << s.status();
     server_ = *std::move(s);
     ASSERT_GT(server_->port(), 0);

@@ -94,6 +94,31 @@ struct FeedbackApplied {
   std::vector<FeedbackKnob> knobs;
 };
 
+// Counters for the agent's /metrics. Monotonic except `connected`, `backing_off`,
+// `retry_at` and `buffered`.
+struct FeedbackClientStats {
+  // A stream is open: Hello was written and the stream has not ended. A stream the
+  // operator refuses is open until its refusal arrives (right after the TokenReview).
+  bool connected = false;
+  // Waiting until `retry_at` (Clock time) before the next attempt.
+  bool backing_off = false;
+  absl::Time retry_at = absl::InfinitePast();
+  uint64_t connect_attempts = 0;
+  uint64_t reconnects = 0;        // attempts after the first
+  uint64_t streams_opened = 0;    // attempts that got Hello written
+  uint64_t reports_sent = 0;      // WindowReports written, replays included
+  uint64_t reports_replayed = 0;  // of them, written again on a later stream
+  uint64_t reports_acked = 0;     // dropped from the buffer by an Ack
+  uint64_t reports_dropped = 0;   // pushed out of the full buffer, never acknowledged
+  uint64_t buffered = 0;          // held now, unacknowledged
+  uint64_t applied_sent = 0;
+  uint64_t directives_received = 0;
+  std::map<std::string, uint64_t> rejects;  // by the operator's reason
+  // The last failure: a stream's final status ("UNAUTHENTICATED: unauthenticated: ..."),
+  // a connection or TLS failure, an unreadable token file. Kept after a recovery.
+  std::string last_error;
+};
+
 }  // namespace booster::agent
 
 #endif  // BOOSTER_SIDECAR_FEEDBACK_FEEDBACK_TYPES_H_
