@@ -130,18 +130,32 @@ def main():
             f.flush()
             text = subprocess.run(["openssl", "x509", "-noout", "-text", "-in", f.name],
                                   capture_output=True, text=True).stdout
-        check("DNS:booster-operator.booster-system.svc" in text,
+        check("DNS:booster-operator-feedback.booster-system.svc" in text,
               "the certificate names the Service the agents dial")
     # The agents are told where the server is and the CA to verify it with.
-    for flag in ("--agent-feedback-address=booster-operator.booster-system.svc:9443",
-                 "--agent-feedback-ca-file=/etc/booster/feedback-tls/ca.crt"):
+    for flag in ("--agent-feedback-address=booster-operator-feedback.booster-system.svc:9443",
+                 "--agent-feedback-ca-file=/etc/booster/feedback-tls/ca.crt",
+                 "--feedback-service=booster-system/booster-operator-feedback"):
         check(flag in args, f"default args carry {flag}: {args}")
+    # Only the leader serves: the agents' Service has no selector, the leader writes its
+    # EndpointSlice (operator/feedback/leader_endpoint.cc) with the Role below and POD_IP.
+    fsvc = find(docs, "Service", "booster-operator-feedback")
+    check(len(fsvc) == 1 and "selector" not in fsvc[0]["spec"] and
+          fsvc[0]["spec"]["ports"][0]["name"] == "agents",
+          "a selector-less Service for the agents with a port named agents")
+    check(not any(p["name"] == "agents" for p in svc[0]["spec"]["ports"]) if svc else False,
+          "the operator's own Service no longer sends agents to a standby")
+    frole = find(docs, "Role", "booster-operator-feedback")
+    check(len(frole) == 1 and frole[0]["rules"] == [
+        {"apiGroups": ["discovery.k8s.io"], "resources": ["endpointslices"],
+         "verbs": ["get", "create", "update"]}], "the Role lets the leader write that slice only")
+    check(any(e["name"] == "POD_IP" for e in c["env"]), "the operator knows its pod IP")
     check(not find(docs, "PodMonitor"), "no PodMonitor by default")
-    docs_ip = render(helm, "service.clusterIP=10.96.0.50", "feedback.agentAddress=10.96.0.50:9443")
+    docs_ip = render(helm, "feedback.clusterIP=10.96.0.50", "feedback.agentAddress=10.96.0.50:9443")
     check("--agent-feedback-address=10.96.0.50:9443" in operator_args(docs_ip),
           "feedback.agentAddress is what the agents are told")
-    check(find(docs_ip, "Service", "booster-operator")[0]["spec"].get("clusterIP") == "10.96.0.50",
-          "service.clusterIP fixes the Service's address")
+    check(find(docs_ip, "Service", "booster-operator-feedback")[0]["spec"].get("clusterIP") ==
+          "10.96.0.50", "feedback.clusterIP fixes the agents' Service's address")
     tls_ip = find(docs_ip, "Secret", "booster-operator-feedback-tls")
     if tls_ip:
         import base64
@@ -164,6 +178,9 @@ def main():
     check(not any(a.startswith("--feedback") for a in operator_args(docs_off)),
           "feedback.enabled=false: no feedback flags")
     check(not find(docs_off, "Secret"), "feedback.enabled=false: no Secret")
+    check(not find(docs_off, "Service", "booster-operator-feedback") and
+          not find(docs_off, "Role", "booster-operator-feedback"),
+          "feedback.enabled=false: no agents' Service and no Role for it")
     docs_own = render(helm, "feedback.tls.secretName=my-cert")
     check(not find(docs_own, "Secret"), "a certificate of one's own: the chart makes none")
     own_pod = find(docs_own, "Deployment")[0]["spec"]["template"]["spec"]

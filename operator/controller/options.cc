@@ -37,6 +37,10 @@ const std::vector<FlagInfo>& Flags() {
        "PEM certificate (chain) of the feedback server"},
       {"feedback-key-file", {"BOOSTER_FEEDBACK_KEY_FILE"}, "none",
        "PEM private key of the feedback server"},
+      {"feedback-service", {"BOOSTER_FEEDBACK_SERVICE"}, "none",
+       "NAMESPACE/NAME of a Service without selector that the leader points at itself "
+       "(its EndpointSlice), so agents reach the leader only"},
+      {"pod-ip", {"POD_IP"}, "", "this pod's IP, for --feedback-service"},
       {"agent-feedback-address", {"BOOSTER_AGENT_FEEDBACK_ADDRESS"},
        "booster-operator.booster-system.svc:9443",
        "HOST:PORT the injected agents stream to (the Service in front of the feedback server)"},
@@ -144,6 +148,19 @@ absl::StatusOr<OperatorOptions> ParseOptions(const std::vector<std::string>& arg
   if (o.feedback_cert_file.empty() != o.feedback_key_file.empty()) {
     return absl::InvalidArgumentError(
         "--feedback-cert-file and --feedback-key-file go together: give both or neither");
+  }
+  o.feedback_service = get("feedback-service", "");
+  o.pod_ip = get("pod-ip", "");
+  if (!o.feedback_service.empty()) {
+    if (o.feedback_service.find('/') == std::string::npos) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--feedback-service must be NAMESPACE/NAME, not \"", o.feedback_service, "\""));
+    }
+    if (o.pod_ip.empty()) {
+      return absl::InvalidArgumentError(
+          "--feedback-service needs this pod's IP: set POD_IP (downward API status.podIP) or "
+          "--pod-ip");
+    }
   }
   o.agent_feedback_address = get("agent-feedback-address", o.agent_feedback_address);
   if (o.agent_feedback_address.empty() || o.agent_feedback_address.rfind(':') == std::string::npos) {

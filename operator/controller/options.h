@@ -30,6 +30,10 @@ struct OperatorOptions {
   std::string feedback_bind_address = "0.0.0.0:9443";
   std::string feedback_cert_file;
   std::string feedback_key_file;
+  // Only the leader serves the stream: it points this Service (NAMESPACE/NAME, no
+  // selector) at its own pod IP through an EndpointSlice. "" = publish nothing.
+  std::string feedback_service;
+  std::string pod_ip;
   // What the injected agents are told (BOOSTER_OPERATOR, BOOSTER_OPERATOR_CA): where the
   // feedback server is and the CA to verify it with. Without a CA file the agents are not
   // told to stream (they log their windows instead).

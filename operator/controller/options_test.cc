@@ -112,6 +112,19 @@ TEST(OptionsTest, AgentFeedbackFlags) {
   EXPECT_EQ(o->agent_feedback_ca_file, "/tls/ca.crt");
   EXPECT_THAT(ParseOptions({"--agent-feedback-address=operator"}, Env({}), "h").status().message(),
               HasSubstr("--agent-feedback-address must be HOST:PORT"));
+  absl::StatusOr<OperatorOptions> svc =
+      ParseOptions({"--feedback-service=booster-system/booster-operator-feedback"},
+                   Env({{"POD_IP", "10.244.0.7"}}), "h");
+  ASSERT_TRUE(svc.ok()) << svc.status();
+  EXPECT_EQ(svc->feedback_service, "booster-system/booster-operator-feedback");
+  EXPECT_EQ(svc->pod_ip, "10.244.0.7");
+  EXPECT_THAT(ParseOptions({"--feedback-service=booster-system/booster-operator-feedback"},
+                           Env({}), "h").status().message(),
+              HasSubstr("set POD_IP"));
+  EXPECT_THAT(ParseOptions({"--feedback-service=svc"}, Env({{"POD_IP", "10.0.0.1"}}), "h")
+                  .status()
+                  .message(),
+              HasSubstr("NAMESPACE/NAME"));
 }
 
 TEST(OptionsTest, BareLeaderElectMeansTrue) {

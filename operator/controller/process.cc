@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "operator/controller/log.h"
+#include "operator/feedback/leader_endpoint.h"
 #include "operator/kube/api_status.h"
 #include "operator/kube/config.h"
 #include "operator/kube/cpprest_transport.h"
@@ -390,6 +391,30 @@ absl::Status OperatorProcess::StartFeedback() {
        {"protocol", "gRPC over TLS"}});
   return absl::OkStatus();
 }
+// Points --feedback-service at this pod, retried every second (under mu_) until it works;
+// until then agents cannot reach this leader, so a failure is logged (every 10 s).
+void OperatorProcess::PublishEndpoint() {
+  if (options_.feedback_service.empty() || feedback_ == nullptr) {
+    endpoint_published_ = true;
+    return;
+  }
+  feedback::LeaderEndpoint e{.pod = options_.identity, .ip = options_.pod_ip,
+                             .port = feedback_->port()};
+  absl::Status s = feedback::ParseServiceRef(options_.feedback_service, &e.ns, &e.service);
+  if (s.ok()) s = feedback::PublishLeaderEndpoint(*client_, e);
+  if (s.ok()) {
+    endpoint_published_ = true;
+    Log(Level::kInfo, "agents are sent to this leader",
+        {{"service", options_.feedback_service}, {"address", absl::StrCat(e.ip, ":", e.port)}});
+    return;
+  }
+  if (absl::Now() - endpoint_error_logged_ > absl::Seconds(10)) {
+    endpoint_error_logged_ = absl::Now();
+    Log(Level::kError, "cannot point the agents' Service at this leader; retrying",
+        {{"service", options_.feedback_service}, {"error", s.ToString()}});
+  }
+}
+
 int OperatorProcess::health_port() const { return endpoints_->health_port(); }
 
 absl::StatusOr<kube::Result> OperatorProcess::ReconcileAndMeasure(const std::string& key) {
@@ -485,7 +510,11 @@ int OperatorProcess::Run() {
       l.unlock();
       RefreshInformerMetrics();
       l.lock();
-      if (stop_requested_ || lost_ || !leading_ || workers_running_.load()) continue;
+      if (stop_requested_ || lost_ || !leading_) continue;
+      if (workers_running_.load()) {
+        if (!endpoint_published_) PublishEndpoint();
+        continue;
+      }
       std::string waiting = InformersNotSynced();
       if (!waiting.empty()) {
         if (absl::Now() - last_sync_log > absl::Seconds(10)) {

@@ -85,6 +85,7 @@ class OperatorProcess {
   void RefreshInformerMetrics();
   absl::StatusOr<kube::Result> ReconcileAndMeasure(const std::string& key);
   absl::Status StartFeedback();
+  void PublishEndpoint();
 
   const OperatorOptions options_;
   Clock* const clock_;
@@ -108,6 +109,8 @@ class OperatorProcess {
   std::unique_ptr<feedback::PrometheusFeedbackObserver> feedback_metrics_;
   std::unique_ptr<feedback::FeedbackServer> feedback_;
   std::atomic<int> feedback_port_{0};
+  bool endpoint_published_ = false;  // under mu_
+  absl::Time endpoint_error_logged_ = absl::InfinitePast();
   std::unique_ptr<HttpEndpoints> endpoints_;  // last member: probes read the others
 
   std::mutex mu_;

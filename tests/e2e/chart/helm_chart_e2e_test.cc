@@ -1,29 +1,45 @@
 // The Helm chart (charts/booster) on the real cluster: `helm install` with the operator
 // image built from this tree; the operator pods become Ready under the chart's RBAC and
-// security context, one of them holds the Lease, a BoosterProfile goes to Promoted (which
-// exercises every permission the rollout needs), the standby takes over when the leader
-// pod is deleted, a real Prometheus scraping the leader answers every query of the
-// operator's Grafana dashboard, and `helm uninstall` leaves no cluster-scoped object behind.
+// security context, one of them holds the Lease and serves the agents' feedback stream
+// over TLS. A BoosterProfile over a Deployment under load enrolls it; the agents of both
+// arms stream windows to the leader (status.arms, the operator's stream metrics, non-zero
+// latency and throughput); forged or misplaced tokens are refused and counted by reason;
+// an agent SIGKILLed in its pod comes back and streams; the leader's pod is deleted
+// mid-step and the agents reach the new leader without dropping a buffered window; the new
+// leader promotes; a real Prometheus scraping the operator and the agents answers every
+// query of both Grafana dashboards; deleting the profile restores the Deployment, and
+// `helm uninstall` leaves no cluster-scoped object behind.
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <arpa/inet.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <string>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "sidecar/feedback/feedback_client.h"
 #include "tests/e2e/e2e_util.h"
 #include "tests/e2e/rollout/rollout_e2e_util.h"
 
@@ -62,11 +78,152 @@ int FreePort() {
   return ntohs(a.sin_port);
 }
 
-// Debian's Prometheus as a host process scraping `target` (HOST:PORT) every second, with
+// The operator's Service gets a fixed ClusterIP: the e2e cluster has no DNS, so the agents
+// are told this address (feedback.agentAddress) and the chart's certificate names it.
+constexpr char kServiceIp[] = "10.96.0.53";
+
+absl::StatusOr<std::string> HttpGet(const std::string& url) {
+  return RunCommand({"curl", "-sf", "--max-time", "5", url});
+}
+
+// The sum of the samples of metric `name` (exactly that name) whose labels contain every
+// string of `labels`, in Prometheus text; -1 when there is none.
+double Sample(const std::string& text, const std::string& name,
+              const std::vector<std::string>& labels = {}) {
+  double sum = 0;
+  bool found = false;
+  for (absl::string_view line : absl::StrSplit(text, '\n', absl::SkipEmpty())) {
+    if (line[0] == '#' || !absl::StartsWith(line, name)) continue;
+    const absl::string_view rest = line.substr(name.size());
+    if (rest.empty() || (rest[0] != '{' && rest[0] != ' ')) continue;
+    bool match = true;
+    for (const std::string& l : labels) match = match && absl::StrContains(rest, l);
+    double v = 0;
+    if (!match || !absl::SimpleAtod(rest.substr(rest.rfind(' ') + 1), &v)) continue;
+    sum += v;
+    found = true;
+  }
+  return found ? sum : -1;
+}
+
+absl::StatusOr<std::string> PodIp(const std::string& ns, const std::string& pod) {
+  return Kubectl({"-n", ns, "get", "pod", pod, "-o", "jsonpath={.status.podIP}"});
+}
+
+struct AppPod {
+  std::string name, uid, ip, arm;
+};
+
+// The running pods of app=web, with their arm.
+absl::StatusOr<std::vector<AppPod>> AppPods(const std::string& ns) {
+  absl::StatusOr<Json> list = GetJson({"-n", ns, "get", "pods", "-l", "app=web"});
+  if (!list.ok()) return list.status();
+  std::vector<AppPod> pods;
+  for (const Json& p : list->value("items", Json::array())) {
+    if (p.value("/metadata/deletionTimestamp"_json_pointer, Json()).is_string() ||
+        p.value("/status/phase"_json_pointer, "") != "Running") {
+      continue;
+    }
+    pods.push_back({p.value("/metadata/name"_json_pointer, ""),
+                    p.value("/metadata/uid"_json_pointer, ""),
+                    p.value("/status/podIP"_json_pointer, ""),
+                    p.value("/metadata/labels/booster.dev~1arm"_json_pointer, "")});
+  }
+  return pods;
+}
+
+// The last lines of every agent of `ns`, for a failure message.
+std::string AgentLogs(const std::string& ns) {
+  absl::StatusOr<std::string> logs = Kubectl(
+      {"-n", ns, "logs", "-l", "app=web", "-c", "booster-agent", "--tail=30", "--prefix"});
+  return "\nagent logs:\n" + (logs.ok() ? *logs : logs.status().ToString());
+}
+
+// Keeps sending HTTP/1.0 GET / to HOST:PORT (about 100 a second) until destroyed, so both
+// arms' windows carry requests.
+class HttpLoad {
+ public:
+  HttpLoad(std::string host, int port)
+      : host_(std::move(host)), port_(port), thread_([this] { Run(); }) {}
+  ~HttpLoad() {
+    stop_ = true;
+    thread_.join();
+  }
+  HttpLoad(const HttpLoad&) = delete;
+  HttpLoad& operator=(const HttpLoad&) = delete;
+
+ private:
+  void Run() {
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(static_cast<uint16_t>(port_));
+    if (inet_pton(AF_INET, host_.c_str(), &a.sin_addr) != 1) return;
+    while (!stop_) {
+      int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+      timeval tv{1, 0};
+      setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+      setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+      if (fd >= 0 && connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0) {
+        static constexpr char kRequest[] = "GET / HTTP/1.0\r\nHost: web\r\n\r\n";
+        if (send(fd, kRequest, sizeof(kRequest) - 1, MSG_NOSIGNAL) > 0) {
+          char buf[4096];
+          while (recv(fd, buf, sizeof(buf), 0) > 0) {
+          }
+        }
+      }
+      if (fd >= 0) close(fd);
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  }
+
+  const std::string host_;
+  const int port_;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+// Connects to the feedback server as an agent would (TLS verified against `ca_pem`, the
+// token in `token_file`, a Hello naming `hello`) until the server refuses the stream;
+// returns the refusal ("UNAUTHENTICATED: unauthenticated: ...").
+absl::StatusOr<std::string> RefusalOf(const std::string& address, const std::string& ca_pem,
+                                    const std::string& token_file,
+                                    const agent::FeedbackPod& hello) {
+  absl::StatusOr<std::unique_ptr<agent::FeedbackClient>> client =
+      agent::FeedbackClient::Create({.address = address,
+                                     .ca_pem = ca_pem,
+                                     .tls_server_name = "",
+                                     .token_file = token_file,
+                                     .pod = hello,
+                                     .agent_version = "e2e",
+                                     .log = [](absl::string_view) {}});
+  if (!client.ok()) return client.status();
+  (*client)->Start();
+  std::string refusal;
+  // Only the leader listens: a connection to the standby fails and is retried.
+  absl::Status answered = WaitFor(
+      [&]() -> absl::StatusOr<bool> {
+        refusal = (*client)->Stats().last_error;
+        if (!absl::StartsWith(refusal, "UNAUTHENTICATED") &&
+            !absl::StartsWith(refusal, "PERMISSION_DENIED")) {
+          return absl::UnavailableError("no answer yet: " + refusal);
+        }
+        return true;
+      },
+      absl::Seconds(90), absl::Milliseconds(200));
+  (*client)->Stop();
+  if (!answered.ok()) return answered;
+  return refusal;
+}
+
+// Debian's Prometheus as a host process scraping the operator and agents every second, with
 // its data in a temporary directory; stopped and removed when destroyed.
 class Prometheus {
  public:
-  explicit Prometheus(const std::string& target) {
+  // `operator_target` and every agent target are HOST:PORT; the agents' series get the
+  // label namespace=`agent_namespace`, as the chart's PodMonitor gives them.
+  explicit Prometheus(const std::string& operator_target,
+                      const std::vector<std::string>& agent_targets = {},
+                      const std::string& agent_namespace = "") {
     char tmpl[] = "/tmp/booster-prom-XXXXXX";
     if (mkdtemp(tmpl) == nullptr) return;
     dir_ = tmpl;
@@ -75,7 +232,13 @@ class Prometheus {
         << "global: {scrape_interval: 1s, evaluation_interval: 1s}\n"
         << "scrape_configs:\n"
         << "  - job_name: booster-operator\n"
-        << "    static_configs: [{targets: ['" << target << "']}]\n";
+        << "    static_configs: [{targets: ['" << operator_target << "']}]\n";
+    if (!agent_targets.empty()) {
+      std::ofstream(dir_ + "/prometheus.yml", std::ios::app)
+          << "  - job_name: booster-agents\n"
+          << "    static_configs: [{targets: ['" << absl::StrJoin(agent_targets, "', '")
+          << "'], labels: {namespace: '" << agent_namespace << "'}}]\n";
+    }
     std::vector<std::string> args = {
         "prometheus", "--config.file=" + dir_ + "/prometheus.yml",
         "--storage.tsdb.path=" + dir_ + "/data",
@@ -143,7 +306,10 @@ class HelmChartE2eTest : public ::testing::Test {
          "--set", "operator.image.tag=e2e", "--set", "operator.image.pullPolicy=Never",
          "--set", "agent.image.repository=booster.local/agent",
          "--set", "agent.image.tag=e2e", "--set", "agent.image.pullPolicy=Never",
-         "--set", "operator.logFormat=text", "--wait", "--timeout", "3m"});
+         "--set", "operator.logFormat=text",
+         "--set", absl::StrCat("feedback.clusterIP=", kServiceIp),
+         "--set", absl::StrCat("feedback.agentAddress=", kServiceIp, ":9443"),
+         "--wait", "--timeout", "3m"});
     installed_ = out.ok();
     ASSERT_TRUE(out.ok()) << out.status() << "\n" << Diagnose(system_ns_.name());
   }
@@ -248,13 +414,23 @@ TEST_F(HelmChartE2eTest, InstalledOperatorLeadsPromotesAProfileAndFailsOver) {
     EXPECT_TRUE(handshake.ok()) << handshake;
   }
 
-  // A profile over a real Deployment is rolled out by the in-cluster operator: this needs
-  // every permission of the chart's ClusterRole (profiles and their status and finalizer,
-  // Deployments incl. create/delete of the canary, ReplicaSets, pods, HPAs, Events).
+  // A Deployment behind a Service, under steady load from the host, is enrolled by the
+  // in-cluster operator: this needs every permission of the chart's ClusterRole (profiles
+  // and their status and finalizer, Deployments incl. create/delete of the canary,
+  // ReplicaSets, pods, HPAs, Events, TokenReviews).
   const std::string& ns = app_ns_.name();
   ASSERT_TRUE(ApplyJson(DeploymentObject(ns, "web", 2, HttpServerTemplate("web"))).ok());
+  ASSERT_TRUE(Apply(absl::StrCat("apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: ",
+                                 ns, "}\nspec:\n  selector: {app: web}\n",
+                                 "  ports: [{port: 80, targetPort: 8080}]\n"))
+                  .ok());
   ASSERT_TRUE(WaitRolledOut(ns, "web", absl::Minutes(3)).ok()) << Diagnose(ns);
-  ASSERT_TRUE(Apply(absl::StrCat(R"(
+  absl::StatusOr<std::string> web_ip =
+      Kubectl({"-n", ns, "get", "svc", "web", "-o", "jsonpath={.spec.clusterIP}"});
+  ASSERT_TRUE(web_ip.ok()) << web_ip.status();
+  HttpLoad load(*web_ip, 80);
+  // Long steps, ended early with promote-now once the stream is checked.
+  absl::Status applied = Apply(absl::StrCat(R"(
 apiVersion: booster.dev/v1alpha1
 kind: BoosterProfile
 metadata: {name: web, namespace: )", ns, R"(}
@@ -266,10 +442,204 @@ spec:
       preload: {listenBacklog: 1024, tcpNoDelay: true}
   rollout:
     steps: [50, 100]
-    stepDuration: 5s
+    stepDuration: 10m
     progressDeadline: 3m
-    analysis: {interval: 1s}
-)")).ok());
+    analysis: {interval: 2s}
+)"));
+  ASSERT_TRUE(applied.ok()) << applied;
+
+  // Agents of both arms stream to the leader: status.arms counts their pods and windows,
+  // the leader's metrics count streams and windows per arm, and the windows carry latency
+  // and throughput from the application's own histogram.
+  auto arms_report = [&](int min_windows) -> absl::StatusOr<bool> {
+    absl::StatusOr<Json> bp = GetJson({"-n", ns, "get", "bp", "web"});
+    if (!bp.ok()) return bp.status();
+    const Json arms = bp->value("/status/arms"_json_pointer, Json::object());
+    for (const char* arm : {"baseline", "canary"}) {
+      if (arms.value(Json::json_pointer(absl::StrCat("/", arm, "/pods")), 0) < 1 ||
+          arms.value(Json::json_pointer(absl::StrCat("/", arm, "/windows")), 0) < min_windows) {
+        return absl::UnavailableError(absl::StrCat("status: ", bp->value("status", Json()).dump()));
+      }
+    }
+    return true;
+  };
+  absl::Status streamed =
+      WaitFor([&] { return arms_report(3); }, absl::Minutes(4), absl::Seconds(1));
+  ASSERT_TRUE(streamed.ok()) << streamed << "\n" << Diagnose(ns) << AgentLogs(ns);
+  {
+    absl::StatusOr<std::string> arms =
+        Kubectl({"-n", ns, "get", "bp", "web", "-o", "jsonpath={.status.arms}"});
+    std::cout << "status.arms while streaming: " << (arms.ok() ? *arms : "?") << "\n";
+  }
+  absl::StatusOr<std::string> leader_ip = PodIp(system_ns_.name(), *leader);
+  ASSERT_TRUE(leader_ip.ok()) << leader_ip.status();
+  absl::StatusOr<std::string> op_metrics =
+      HttpGet(absl::StrCat("http://", *leader_ip, ":8080/metrics"));
+  ASSERT_TRUE(op_metrics.ok()) << op_metrics.status();
+  for (const char* arm : {"baseline", "canary"}) {
+    const std::string label = absl::StrCat("arm=\"", arm, "\"");
+    EXPECT_GE(Sample(*op_metrics, "booster_operator_agent_streams", {label}), 1) << arm;
+    EXPECT_GE(Sample(*op_metrics, "booster_operator_agent_windows_total", {label}), 3) << arm;
+  }
+  absl::StatusOr<std::vector<AppPod>> pods = AppPods(ns);
+  ASSERT_TRUE(pods.ok()) << pods.status();
+  ASSERT_EQ(pods->size(), 2u);
+  for (const AppPod& pod : *pods) {
+    absl::Status measured = WaitFor(
+        [&]() -> absl::StatusOr<bool> {
+          absl::StatusOr<std::string> m =
+              HttpGet(absl::StrCat("http://", pod.ip, ":9901/metrics"));
+          if (!m.ok()) return absl::UnavailableError(m.status().message());
+          for (const char* metric : {"latencyP50", "latencyP99", "throughput"}) {
+            if (Sample(*m, "booster_agent_window_value",
+                       {absl::StrCat("metric=\"", metric, "\"")}) <= 0) {
+              return absl::UnavailableError(absl::StrCat(metric, " not > 0 in\n", *m));
+            }
+          }
+          if (Sample(*m, "booster_agent_feedback_connected") != 1 ||
+              Sample(*m, "booster_agent_feedback_reports_acked_total") < 1) {
+            return absl::UnavailableError("not streaming:\n" + *m);
+          }
+          return true;
+        },
+        absl::Seconds(30), absl::Seconds(1));
+    EXPECT_TRUE(measured.ok()) << pod.name << " (" << pod.arm << "): " << measured;
+  }
+
+  // Refused, and counted by reason: a token for another audience (the API server's
+  // TokenReview refuses it: unauthenticated), the token of a pod that is not enrolled
+  // (pod_not_found: the operator watches enrolled pods only), and that token sent with a
+  // Hello naming an enrolled pod (the identity comes from the token, never from the
+  // message).
+  ASSERT_TRUE(Apply(absl::StrCat("apiVersion: v1\nkind: Pod\nmetadata: {name: plain, namespace: ",
+                                 ns, ", labels: {app: plain}}\nspec:\n  containers:\n",
+                                 "  - {name: web, image: ", kAppImage,
+                                 ", imagePullPolicy: IfNotPresent}\n"))
+                  .ok());
+  ASSERT_TRUE(WaitFor(
+                  [&]() -> absl::StatusOr<bool> {
+                    absl::StatusOr<std::string> phase = Kubectl(
+                        {"-n", ns, "get", "pod", "plain", "-o", "jsonpath={.status.phase}"});
+                    if (!phase.ok() || *phase != "Running") {
+                      return absl::UnavailableError("not running");
+                    }
+                    return true;
+                  },
+                  absl::Minutes(2))
+                  .ok());
+  absl::StatusOr<std::string> ca_pem = Kubectl(
+      {"-n", system_ns_.name(), "get", "secret", Deployment() + "-feedback-tls", "-o",
+       "go-template={{index .data \"ca.crt\" | base64decode}}"});
+  ASSERT_TRUE(ca_pem.ok()) << ca_pem.status();
+  const AppPod& enrolled = (*pods)[0];
+  absl::StatusOr<std::string> plain_uid =
+      Kubectl({"-n", ns, "get", "pod", "plain", "-o", "jsonpath={.metadata.uid}"});
+  ASSERT_TRUE(plain_uid.ok()) << plain_uid.status();
+  auto token = [&](const std::string& audience, const std::string& pod,
+                   const std::string& uid) -> absl::StatusOr<std::string> {
+    absl::StatusOr<std::string> t =
+        Kubectl({"-n", ns, "create", "token", "default", "--audience", audience,
+                 "--bound-object-kind", "Pod", "--bound-object-name", pod,
+                 "--bound-object-uid", uid, "--duration", "10m"});
+    if (!t.ok()) return t.status();
+    const std::string file = absl::StrCat(::testing::TempDir(), "/token-", audience, "-", pod);
+    std::ofstream(file) << *t;
+    return file;
+  };
+  absl::StatusOr<std::string> other_audience = token("someone-else", enrolled.name, enrolled.uid);
+  ASSERT_TRUE(other_audience.ok()) << other_audience.status();
+  absl::StatusOr<std::string> not_enrolled = token("booster-operator", "plain", *plain_uid);
+  ASSERT_TRUE(not_enrolled.ok()) << not_enrolled.status();
+  const double refused_before = Sample(*op_metrics, "booster_operator_agent_rejected_total",
+                                       {"reason=\"pod_not_found\""});
+  struct Refusal {
+    std::string what, token_file, reason;
+    agent::FeedbackPod hello;
+  };
+  for (const Refusal& r : std::vector<Refusal>{
+           {"another audience", *other_audience, "unauthenticated",
+            {ns, enrolled.name, enrolled.uid}},
+           {"a pod that is not enrolled", *not_enrolled, "pod_not_found",
+            {ns, "plain", *plain_uid}},
+           {"a Hello claiming an enrolled pod", *not_enrolled, "pod_not_found",
+            {ns, enrolled.name, enrolled.uid}}}) {
+    absl::StatusOr<std::string> refused =
+        RefusalOf(absl::StrCat(kServiceIp, ":9443"), *ca_pem, r.token_file, r.hello);
+    ASSERT_TRUE(refused.ok()) << r.what << ": " << refused.status();
+    EXPECT_THAT(*refused, HasSubstr(": " + r.reason + ": ")) << r.what;
+  }
+  op_metrics = HttpGet(absl::StrCat("http://", *leader_ip, ":8080/metrics"));
+  ASSERT_TRUE(op_metrics.ok()) << op_metrics.status();
+  EXPECT_GE(Sample(*op_metrics, "booster_operator_agent_rejected_total",
+                   {"reason=\"unauthenticated\""}),
+            1);
+  EXPECT_GE(Sample(*op_metrics, "booster_operator_agent_rejected_total",
+                   {"reason=\"pod_not_found\""}),
+            std::max(refused_before, 0.0) + 2);
+
+  // An agent SIGKILLed in its pod is restarted by the kubelet and streams again (a new
+  // incarnation; the operator counts its windows afresh).
+  {
+    absl::StatusOr<pid_t> pid = ContainerPid(ns, enrolled.name, "booster-agent");
+    ASSERT_TRUE(pid.ok()) << pid.status();
+    ASSERT_EQ(kill(*pid, SIGKILL), 0);
+    absl::Status back = WaitFor(
+        [&]() -> absl::StatusOr<bool> {
+          absl::StatusOr<std::string> restarts = Kubectl(
+              {"-n", ns, "get", "pod", enrolled.name, "-o",
+               "jsonpath={.status.containerStatuses[?(@.name==\"booster-agent\")].restartCount}"});
+          if (!restarts.ok() || *restarts != "1") return absl::UnavailableError("not restarted");
+          absl::StatusOr<std::string> m =
+              HttpGet(absl::StrCat("http://", enrolled.ip, ":9901/metrics"));
+          if (!m.ok()) return absl::UnavailableError(m.status().message());
+          if (Sample(*m, "booster_agent_feedback_connected") != 1 ||
+              Sample(*m, "booster_agent_feedback_reports_acked_total") < 1) {
+            return absl::UnavailableError("not streaming again:\n" + *m);
+          }
+          return true;
+        },
+        absl::Seconds(90), absl::Seconds(1));
+    EXPECT_TRUE(back.ok()) << back << AgentLogs(ns);
+  }
+
+  // The leader's pod goes away mid-step: the standby takes the Lease (15 s lease + 2 s
+  // retry), the agents' streams reach it, and no agent dropped a window it had buffered.
+  ASSERT_TRUE(Kubectl({"-n", system_ns_.name(), "delete", "pod", *leader, "--grace-period=0",
+                       "--force", "--wait=false"})
+                  .ok());
+  const absl::Time leader_killed = absl::Now();
+  absl::StatusOr<std::string> next = WaitLeader(*leader, absl::Seconds(45));
+  ASSERT_TRUE(next.ok()) << next.status();
+  EXPECT_NE(*next, *leader);
+  absl::StatusOr<std::string> next_ip = PodIp(system_ns_.name(), *next);
+  ASSERT_TRUE(next_ip.ok()) << next_ip.status();
+  absl::Status restreamed = WaitFor(
+      [&]() -> absl::StatusOr<bool> {
+        absl::StatusOr<std::string> m =
+            HttpGet(absl::StrCat("http://", *next_ip, ":8080/metrics"));
+        if (!m.ok()) return absl::UnavailableError(m.status().message());
+        for (const char* arm : {"baseline", "canary"}) {
+          if (Sample(*m, "booster_operator_agent_windows_total",
+                     {absl::StrCat("arm=\"", arm, "\"")}) < 2) {
+            return absl::UnavailableError(absl::StrCat("no windows of ", arm, " yet"));
+          }
+        }
+        return arms_report(2);
+      },
+      absl::Minutes(2), absl::Seconds(1));
+  ASSERT_TRUE(restreamed.ok()) << restreamed << AgentLogs(ns);
+  std::cout << "from the leader's deletion to windows of both arms at the new leader: "
+            << absl::FormatDuration(absl::Trunc(absl::Now() - leader_killed, absl::Seconds(1)))
+            << "\n";
+  for (const AppPod& pod : *pods) {
+    absl::StatusOr<std::string> m = HttpGet(absl::StrCat("http://", pod.ip, ":9901/metrics"));
+    ASSERT_TRUE(m.ok()) << m.status();
+    EXPECT_EQ(Sample(*m, "booster_agent_feedback_reports_dropped_total"), 0) << pod.name;
+    EXPECT_GE(Sample(*m, "booster_agent_feedback_reconnects_total"), 1) << pod.name;
+  }
+
+  // The new leader finishes the rollout.
+  ASSERT_TRUE(Kubectl({"-n", ns, "annotate", "bp", "web", "booster.dev/promote-now=e2e"}).ok());
   absl::Status promoted = WaitFor(
       [&]() -> absl::StatusOr<bool> {
         absl::StatusOr<std::string> phase =
@@ -281,34 +651,41 @@ spec:
         if (*phase != "Promoted") return absl::UnavailableError("phase " + *phase);
         return true;
       },
-      absl::Minutes(6), absl::Seconds(1));
-  ASSERT_TRUE(promoted.ok()) << promoted;
+      absl::Minutes(4), absl::Seconds(1));
+  ASSERT_TRUE(promoted.ok()) << promoted << Diagnose(ns);
   absl::StatusOr<std::string> env = Kubectl(
       {"-n", ns, "get", "deploy", "web", "-o",
        "jsonpath={.spec.template.spec.containers[?(@.name==\"web\")].env}"});
   ASSERT_TRUE(env.ok()) << env.status();
   EXPECT_THAT(*env, HasSubstr("GOMAXPROCS"));
+  absl::StatusOr<std::string> arms_after =
+      Kubectl({"-n", ns, "get", "bp", "web", "-o", "jsonpath={.status.arms}"});
+  ASSERT_TRUE(arms_after.ok());
+  EXPECT_EQ(*arms_after, "") << "status.arms is for a step in progress only";
 
-  // A real Prometheus scrapes the leader: every query of the operator dashboard the chart
-  // ships (charts/booster/dashboards/operator.json) returns series.
+  // A real Prometheus scrapes the leader and the agents: every query of both dashboards
+  // the chart ships (charts/booster/dashboards/*.json) returns series.
   {
-    absl::StatusOr<std::string> ip = Kubectl(
-        {"-n", system_ns_.name(), "get", "pod", *leader, "-o", "jsonpath={.status.podIP}"});
-    ASSERT_TRUE(ip.ok()) << ip.status();
-    Prometheus prom(*ip + ":8080");
+    pods = AppPods(ns);
+    ASSERT_TRUE(pods.ok()) << pods.status();
+    std::vector<std::string> agents;
+    for (const AppPod& pod : *pods) agents.push_back(pod.ip + ":9901");
+    Prometheus prom(*next_ip + ":8080", agents, ns);
     ASSERT_TRUE(prom.started()) << prom.Log();
-    absl::StatusOr<std::string> text =
-        ReadFile(Env("BOOSTER_CHART") + "/dashboards/operator.json");
-    ASSERT_TRUE(text.ok()) << text.status();
-    Json board = Json::parse(*text);
     std::vector<std::string> exprs;
-    for (const Json& panel : board["panels"]) {
-      for (const Json& t : panel["targets"]) {
-        exprs.push_back(absl::StrReplaceAll(t["expr"].get<std::string>(),
-                                            {{"$namespace", ".*"}}));
+    for (const char* board_file : {"operator.json", "arms.json"}) {
+      absl::StatusOr<std::string> text =
+          ReadFile(absl::StrCat(Env("BOOSTER_CHART"), "/dashboards/", board_file));
+      ASSERT_TRUE(text.ok()) << text.status();
+      Json board = Json::parse(*text);
+      for (const Json& panel : board["panels"]) {
+        for (const Json& t : panel.value("targets", Json::array())) {
+          exprs.push_back(absl::StrReplaceAll(t["expr"].get<std::string>(),
+                                              {{"$namespace", ".*"}, {"$series", ".*"}}));
+        }
       }
     }
-    ASSERT_GE(exprs.size(), 6u);
+    ASSERT_GE(exprs.size(), 16u);
     std::string missing;
     absl::Status answered = WaitFor(
         [&]() -> absl::StatusOr<bool> {
@@ -321,7 +698,7 @@ spec:
           if (!missing.empty()) return absl::UnavailableError("no series yet for:" + missing);
           return true;
         },
-        absl::Seconds(60), absl::Seconds(2));
+        absl::Seconds(90), absl::Seconds(2));
     ASSERT_TRUE(answered.ok()) << answered << "\n" << prom.Log();
     absl::StatusOr<Json> promoted_series =
         prom.Query("booster_operator_profile_phase{phase=\"Promoted\", profile=\"web\"}");
@@ -329,14 +706,6 @@ spec:
     ASSERT_EQ(promoted_series->size(), 1u) << promoted_series->dump();
     EXPECT_EQ((*promoted_series)[0]["value"][1], "1");
   }
-
-  // The leader's pod goes away: the standby takes the Lease (15 s lease + 2 s retry).
-  ASSERT_TRUE(Kubectl({"-n", system_ns_.name(), "delete", "pod", *leader, "--grace-period=0",
-                       "--force", "--wait=false"})
-                  .ok());
-  absl::StatusOr<std::string> next = WaitLeader(*leader, absl::Seconds(45));
-  ASSERT_TRUE(next.ok()) << next.status();
-  EXPECT_NE(*next, *leader);
 
   // The new leader serves the profile: deleting it unenrolls the target (original
   // template back, no Booster annotation) and removes the finalizer.
