@@ -75,6 +75,17 @@ Verdict JudgeVerdictSource::Judge(const VerdictRequest& request) {
   }
   const rollout::AnalysisSpec& spec = *request.analysis;
   if (spec.mode == AnalysisMode::kTime) return time_.Judge(request);
+  if (request.weight >= 100) {
+    // The whole Deployment runs the canary: no baseline pod is left to compare with, so
+    // the last step is a soak of stepDuration, judged by time (docs/analysis.md).
+    Verdict v = time_.Judge(request);
+    v.evidence["judge"] = "time";
+    v.evidence["note"] = "no baseline at 100%: the last step is judged by time";
+    if (v.kind == VerdictKind::kPass) {
+      v.message = absl::StrCat("no baseline left at 100% to compare with; ", v.message);
+    }
+    return v;
+  }
   if (request.analysis_start == absl::InfinitePast()) {
     Verdict v = rollout::MakeVerdict(VerdictKind::kWait, kReasonNotEnoughWindows,
                                      "the step's analysis has not started");
@@ -85,7 +96,7 @@ Verdict JudgeVerdictSource::Judge(const VerdictRequest& request) {
   const absl::Time boundary = request.analysis_start + spec.interval * completed;
   const absl::Time step_end =
       request.analysis_start + request.step_duration * (1 + std::max(0, request.extensions));
-  const Look look = LookFor(request, options_.steps);
+  const Look look = LookFor(request, request.steps > 0 ? request.steps : options_.steps);
   auto recheck = [&] {
     const absl::Time next = std::min(boundary + spec.interval, step_end);
     return std::max(next - request.now, absl::ZeroDuration()) + options_.report_grace;
@@ -117,7 +128,9 @@ Verdict JudgeVerdictSource::Judge(const VerdictRequest& request) {
           ws.end());
     }
   }
-  Verdict v = ToVerdict(analysis::Judge(spec, *windows, look, options_.judge));
+  JudgeOptions judge = options_.judge;
+  if (spec.warmup) judge.warmup = *spec.warmup;
+  Verdict v = ToVerdict(analysis::Judge(spec, *windows, look, judge));
   v.evidence["look"] = absl::StrCat(look.index, "/", look.planned);
   if (v.kind == VerdictKind::kWait) v.recheck_after = recheck();
   return v;

@@ -9,9 +9,7 @@
 // intervals of the analysis start, so the many reconciles of one interval repeat one test on
 // the same data rather than spending alpha on each.
 //
-//   JudgeSourceOptions options;
-//   options.steps = static_cast<int>(profile.spec->rollout.steps.size());
-//   JudgeVerdictSource verdicts(window_store, options);   // cheap: one per reconcile is fine
+//   JudgeVerdictSource verdicts(window_store);   // request.steps sizes the alpha budget
 //   Plan plan = Reconcile(profile, obs, verdicts, clock.Now());
 #ifndef BOOSTER_OPERATOR_ANALYSIS_JUDGE_VERDICT_SOURCE_H_
 #define BOOSTER_OPERATOR_ANALYSIS_JUDGE_VERDICT_SOURCE_H_
@@ -45,8 +43,8 @@ class WindowSource {
 };
 
 struct JudgeSourceOptions {
-  // Steps of the profile's rollout (spec.rollout.steps.size()), for the alpha budget:
-  // VerdictRequest does not carry it. A request for a later step counts that many instead.
+  // Steps of the profile's rollout, for the alpha budget, when the request does not say
+  // (VerdictRequest::steps 0). A request for a later step counts that many instead.
   int steps = 3;
   JudgeOptions judge;
   // Time after an interval boundary for the windows that ended at it to arrive.

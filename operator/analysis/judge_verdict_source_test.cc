@@ -195,6 +195,24 @@ TEST(JudgeVerdictSourceTest, ModeTimeIsDelegatedToTheTimeSource) {
   EXPECT_TRUE(store.queries.empty());
 }
 
+// At 100% the target runs no pod: nothing to compare the canary with, so the last step is
+// a soak judged by time, whatever the windows say.
+TEST(JudgeVerdictSourceTest, TheLastStepWithoutBaselineIsJudgedByTime) {
+  FakeWindowSource store;
+  store.windows = Reports(4, 2.0);
+  JudgeVerdictSource source(store);
+  const AnalysisSpec spec = MetricsSpec();
+  VerdictRequest r = Request(spec, absl::Minutes(1), 3);
+  r.weight = 100;
+  EXPECT_EQ(source.Judge(r).kind, VerdictKind::kWait);
+  r.now = kStart + absl::Minutes(2);
+  Verdict v = source.Judge(r);
+  EXPECT_EQ(v.kind, VerdictKind::kPass);
+  EXPECT_EQ(v.evidence.at("judge"), "time");
+  EXPECT_THAT(v.message, ::testing::HasSubstr("no baseline left at 100%"));
+  EXPECT_TRUE(store.queries.empty());
+}
+
 TEST(JudgeVerdictSourceTest, ARequestWithoutAnalysisIsInconclusive) {
   FakeWindowSource store;
   JudgeVerdictSource source(store);

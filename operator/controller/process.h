@@ -28,9 +28,12 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "common/clock.h"
+#include "operator/analysis/judge_verdict_source.h"
 #include "operator/controller/options.h"
 #include "operator/controller/reconciler.h"
+#include "operator/controller/store_window_source.h"
 #include "operator/feedback/pod_lookup.h"
 #include "operator/feedback/prometheus_observer.h"
 #include "operator/feedback/server.h"
@@ -99,7 +102,10 @@ class OperatorProcess {
   std::vector<std::pair<std::string, kube::Informer*>> informers_;
 
   std::unique_ptr<kube::EventRecorder> recorder_;
-  rollout::TimeVerdictSource verdicts_;
+  // The judge over the agents' windows (mode Metrics); mode Time profiles are judged by
+  // time inside it. Declared after windows_, which it reads.
+  StoreWindowSource window_source_{&windows_};
+  analysis::JudgeVerdictSource verdicts_{window_source_};
   std::unique_ptr<ProfileReconciler> reconciler_;
   std::unique_ptr<kube::Controller> controller_;
   std::unique_ptr<kube::LeaderElector> elector_;

@@ -560,7 +560,7 @@ void ParseAppSource(const Json& j, const std::string& p, AnalysisSpec& out, Erro
 void ParseAnalysis(const Json& j, AnalysisSpec& out, absl::Duration step_duration, Errors& errors) {
   const std::string p = "spec.rollout.analysis";
   if (!CheckObject(j, p,
-                   {"mode", "interval", "minSamples", "confidence", "maxExtensions",
+                   {"mode", "interval", "warmup", "minSamples", "confidence", "maxExtensions",
                     "onInconclusive", "metrics", "source"},
                    errors)) {
     return;
@@ -571,6 +571,9 @@ void ParseAnalysis(const Json& j, AnalysisSpec& out, absl::Duration step_duratio
   }
   if (auto v = GetDuration(j, "interval", p, absl::Seconds(1), absl::Hours(1), errors)) {
     out.interval = *v;
+  }
+  if (auto v = GetDuration(j, "warmup", p, absl::ZeroDuration(), absl::Hours(1), errors)) {
+    out.warmup = *v;
   }
   if (auto v = GetInt(j, "minSamples", p, 1, 100000, errors)) out.min_samples = *v;
   if (auto v = GetNumber(j, "confidence", p, 0.5, 0.9999, errors)) out.confidence = *v;

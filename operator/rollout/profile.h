@@ -89,6 +89,9 @@ struct MetricSpec {
 struct AnalysisSpec {
   AnalysisMode mode = AnalysisMode::kTime;
   absl::Duration interval = absl::Seconds(30);
+  // Windows that start sooner than this after their pod started count in neither arm;
+  // unset: one interval.
+  std::optional<absl::Duration> warmup;
   int min_samples = 10;
   double confidence = 0.95;
   int max_extensions = 2;

@@ -889,6 +889,7 @@ void Machine::Progressing() {
   req.profile_namespace = p_.meta.namespace_;
   req.profile_name = p_.meta.name;
   req.step = s_.current_step;
+  req.steps = static_cast<int>(spec().rollout.steps.size());
   req.weight = s_.canary_weight;
   req.analysis_start = s_.analysis_start_time;
   req.extensions = s_.extensions;

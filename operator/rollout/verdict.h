@@ -33,6 +33,7 @@ struct VerdictRequest {
   std::string profile_namespace;
   std::string profile_name;
   int step = 0;                                      // 1-based
+  int steps = 0;                                     // spec.rollout.steps.size()
   int weight = 0;                                    // percent of N on the canary
   absl::Time analysis_start = absl::InfinitePast();  // both arms ready since
   int extensions = 0;                                // already granted in this step
