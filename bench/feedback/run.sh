@@ -25,18 +25,19 @@
 # every second for AGENT_SECONDS, the same seconds for both modes.
 #
 #   flock /tmp/booster-cluster.lock bench/feedback/run.sh [BUILD_DIR]   # e2e cluster up
-#   NS="100 1000" SECONDS_STEADY=30 BASELINE=15 AGENT_POD=1 AGENT_SECONDS=60 \
+#   NS="100 1000" SECONDS_STEADY=60 BASELINE=20 AGENT_POD=1 AGENT_SECONDS=60 \
 #     AGENT_INTERVAL=1s bench/feedback/run.sh build
 #
+# NS="" skips part 1, AGENT_POD=0 part 2.
 # Needs booster.local/agent:e2e in the cluster (tests/e2e/rollout/images BUILD_DIR) for part 2.
 # Prints a JSON summary (also $OUT, default /tmp/feedback-bench.json); logs, metrics
 # snapshots and the driver's output stay in $WORK (default /tmp/feedback-bench).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=${1:-$ROOT/build}
-NS_LIST=${NS:-"100 1000"}
-SECONDS_STEADY=${SECONDS_STEADY:-30}
-BASELINE=${BASELINE:-15}
+NS_LIST=${NS-"100 1000"}
+SECONDS_STEADY=${SECONDS_STEADY:-60}
+BASELINE=${BASELINE:-20}
 AGENT_POD=${AGENT_POD:-1}
 AGENT_SECONDS=${AGENT_SECONDS:-60}
 AGENT_INTERVAL=${AGENT_INTERVAL:-1s}
@@ -191,27 +192,41 @@ echo "== $MAXN pods on $NODE, enrolled by an operator (setup)" >&2
 start_operator "$WORK/operator-setup.log" "$NAMESPACE" "$FEEDBACK"
 T_SETUP=$SECONDS
 "$KUBECTL" apply -f "$WORK/app.yaml" >/dev/null
-# Step 1 reached and settled: target and canary at half each, every pod Running with its
-# arm label and template hash.
+# Step 1 reached and settled: target and canary rolled out (every replica updated and
+# ready), every pod Running with its arm label and template hash, the same pods on two
+# checks in a row.
 settled() {
   "$KUBECTL" -n "$NAMESPACE" get pods -o json >"$WORK/pods.json" 2>/dev/null || return 1
   "$KUBECTL" -n "$NAMESPACE" get bp app -o json >"$WORK/bp.json" 2>/dev/null || return 1
-  python3 - "$WORK/pods.json" "$WORK/bp.json" "$MAXN" <<'PY'
-import collections, json, sys
+  "$KUBECTL" -n "$NAMESPACE" get deployments -o json >"$WORK/deps.json" 2>/dev/null || return 1
+  python3 - "$WORK/pods.json" "$WORK/bp.json" "$WORK/deps.json" "$MAXN" "$WORK/settled.prev" \
+    <<'PY'
+import collections, json, os, sys
 pods = json.load(open(sys.argv[1]))["items"]
 bp = json.load(open(sys.argv[2])).get("status", {})
-n = int(sys.argv[3])
+deps = json.load(open(sys.argv[3]))["items"]
+n, prev = int(sys.argv[4]), sys.argv[5]
 arms = collections.Counter()
 for p in pods:
     m = p["metadata"]
     if (p.get("status", {}).get("phase") == "Running" and "deletionTimestamp" not in m and
             m.get("annotations", {}).get("booster.dev/template-hash")):
         arms[m.get("labels", {}).get("booster.dev/arm", "")] += 1
+def rolled_out(d):
+    st, want = d.get("status", {}), d["spec"].get("replicas", 0)
+    return (st.get("observedGeneration") == d["metadata"]["generation"] and
+            st.get("replicas", 0) == want and st.get("updatedReplicas", 0) == want and
+            st.get("readyReplicas", 0) == want)
 print(f'phase={bp.get("phase")} step={bp.get("currentStep")} running={dict(arms)} '
-      f'pods={len(pods)}', file=sys.stderr)
+      f'pods={len(pods)} rolled_out={[d["metadata"]["name"] for d in deps if rolled_out(d)]}',
+      file=sys.stderr)
 ok = (bp.get("phase") == "Progressing" and bp.get("currentStep") == 1 and
-      arms["baseline"] + arms["canary"] == n and len(pods) == n and arms["canary"] > 0)
-sys.exit(0 if ok else 1)
+      arms["baseline"] + arms["canary"] == n and len(pods) == n and arms["canary"] > 0 and
+      len(deps) == 2 and all(rolled_out(d) for d in deps))
+uids = " ".join(sorted(p["metadata"]["uid"] for p in pods))
+same = os.path.exists(prev) and open(prev).read() == uids
+open(prev, "w").write(uids if ok else "")
+sys.exit(0 if ok and same else 1)
 PY
 }
 wait_for 1200 settled || { echo "the profile did not settle at step 1" >&2; exit 1; }
