@@ -3,12 +3,16 @@
 #   1. installs what it needs and builds the operator, the agent and libbooster.so;
 #   2. builds (once, cached) and starts a real single-node Kubernetes cluster
 #      (tests/e2e/cluster), unless one is already up;
-#   3. deploys a Go service (4 replicas) under light load, builds the operator and agent
-#      images and installs Booster with its Helm chart, watching that namespace;
-#   4. applies a BoosterProfile and follows the canary 25% -> 50% -> 100% -> Promoted,
-#      printing every transition with the replica split, then the events and the tuning
-#      the target's template ends up with;
-#   5. runs the runtime-library benchmark (baseline vs libbooster.so, as ratios).
+#   3. deploys a Go service (4 replicas) under bursts of new connections (about 480
+#      requests/s through its Service), builds the operator and agent images and installs
+#      Booster with its Helm chart, watching that namespace;
+#   4. act 1: a good profile (scripts/demo/profile.yaml, mode Metrics) goes 50% -> 100% ->
+#      Promoted on the agents' measurements, printing every transition and the judge's
+#      evidence for step 1: baseline vs canary per metric (p50, p99, throughput,
+#      throttling, listen overflows);
+#   5. act 2: a bad profile (scripts/demo/profile-bad.yaml: an accept queue of two under
+#      those bursts) is rolled back by the judge, printing its evidence and the Event;
+#   6. runs the runtime-library benchmark (baseline vs libbooster.so, as ratios).
 # The cluster is left running to explore (kubectl: tests/e2e/cluster/kubectl);
 # `tests/e2e/cluster/down` removes it. Needs root.
 #
@@ -52,47 +56,84 @@ tests/e2e/rollout/images build
 "$K" apply -f scripts/demo/checkout.yaml
 "$K" -n shop rollout status deploy/checkout --timeout=5m
 ip=$("$K" -n shop get svc checkout -o jsonpath='{.spec.clusterIP}')
-# Light, steady load through the Service (about 50 requests/s) so both arms have requests.
-(while :; do curl -s -o /dev/null --max-time 2 "http://$ip/work" || true; sleep 0.02; done) &
+# Bursts of 24 new connections every 50 ms through the Service (scripts/demo/load.py).
+python3 scripts/demo/load.py "$ip" &
 load=$!
 trap 'kill $load 2>/dev/null || true' EXIT
 
 stage "Booster: operator image and the Helm chart (watching namespace shop)"
 tests/e2e/cluster/image booster.local/operator:demo build/operator/booster-operator
+# The local cluster has no DNS: the agents are given the feedback Service's fixed address.
 "$HELM" upgrade --install booster charts/booster --namespace booster-system \
   --create-namespace \
   --set operator.image.repository=booster.local/operator --set operator.image.tag=demo \
   --set operator.image.pullPolicy=Never --set agent.image.repository=booster.local/agent \
   --set agent.image.tag=e2e --set agent.image.pullPolicy=Never \
+  --set feedback.clusterIP=10.96.0.60 --set feedback.agentAddress=10.96.0.60:9443 \
   --set operator.logFormat=text --set operator.watchNamespace=shop --wait --timeout 5m 2>&1 | { grep -v 'symbolic link' || true; }
 "$K" -n booster-system get pods -o wide
 
-stage "the profile: kubectl apply -f scripts/demo/profile.yaml"
+# Follows profile shop/checkout until it ends, printing every change of phase, step and
+# split, the arms' reports, and the first judged step's evidence (kept in $1).
+follow() {
+  local keep=$1 last="" line deadline=$((SECONDS + 600))
+  phase=""
+  : >"$keep"
+  while ((SECONDS < deadline)); do
+    line=$("$K" -n shop get bp checkout -o jsonpath='{.status.phase} step={.status.currentStep} weight={.status.canaryWeight}% target={.status.stableReplicas} canary={.status.canaryReplicas} {.status.lastTransition.reason}' 2>/dev/null || true)
+    phase=${line%% *}
+    if [[ $line != "$last" ]]; then
+      printf '[%s] %s\n' "$(date -u +%H:%M:%S)" "$line"
+      last=$line
+    fi
+    if [[ ! -s $keep ]]; then
+      "$K" -n shop get bp checkout -o json 2>/dev/null | python3 -c '
+import json, sys
+d = json.load(sys.stdin).get("status", {}).get("lastDecision")
+if d and d.get("evidence", {}).get("judge") == "metrics":
+    print(json.dumps(d))' >"$keep" || true
+    fi
+    [[ $phase == Promoted || $phase == RolledBack || $phase == Failed ]] && break
+    sleep 1
+  done
+}
+
+stage "act 1, a good profile: kubectl apply -f scripts/demo/profile.yaml"
 cat scripts/demo/profile.yaml
 "$K" apply -f scripts/demo/profile.yaml
-last="" deadline=$((SECONDS + 600)) phase=""
-while ((SECONDS < deadline)); do
-  line=$("$K" -n shop get bp checkout -o jsonpath='{.status.phase} step={.status.currentStep} weight={.status.canaryWeight}% target={.status.stableReplicas} canary={.status.canaryReplicas} {.status.lastTransition.reason}' 2>/dev/null || true)
-  phase=${line%% *}
-  if [[ $line != "$last" ]]; then
-    printf '[%s] %s\n' "$(date -u +%H:%M:%S)" "$line"
-    last=$line
-  fi
-  [[ $phase == Promoted || $phase == RolledBack || $phase == Failed ]] && break
-  sleep 1
-done
-kill $load 2>/dev/null || true
-
-stage "result"
+follow /tmp/booster-demo-act1.json
+act1=$phase
+echo
+echo "the judge's evidence (status.lastDecision of the judged step), baseline vs canary:"
+if [[ -s /tmp/booster-demo-act1.json ]]; then
+  python3 scripts/demo/evidence.py </tmp/booster-demo-act1.json
+else
+  echo "  (no step was judged on metrics)"
+fi
+echo
 "$K" -n shop get bp checkout
-echo
-"$K" -n shop get events --field-selector involvedObject.kind=BoosterProfile \
-  --sort-by=.lastTimestamp -o custom-columns=TIME:.lastTimestamp,TYPE:.type,REASON:.reason,MESSAGE:.message
-echo
 echo "the target's template now carries the tuning:"
 "$K" -n shop get deploy checkout -o jsonpath='{range .spec.template.spec.containers[?(@.name=="web")].env[*]}  {.name}={.value}{"\n"}{end}'
 "$K" -n shop get deploy checkout -o jsonpath='  sysctls: {.spec.template.spec.securityContext.sysctls}{"\n"}'
-"$K" -n shop get deploy,rs,pods -L booster.dev/arm
+
+stage "act 2, a bad profile: kubectl apply -f scripts/demo/profile-bad.yaml"
+# Deleting act 1's profile gives the Deployment its original template back first.
+"$K" delete bp -n shop checkout --timeout=120s
+"$K" -n shop rollout status deploy/checkout --timeout=5m
+cat scripts/demo/profile-bad.yaml
+"$K" apply -f scripts/demo/profile-bad.yaml
+follow /tmp/booster-demo-act2.json
+act2=$phase
+kill $load 2>/dev/null || true
+echo
+echo "why it was rolled back (status.lastDecision):"
+"$K" -n shop get bp checkout -o jsonpath='{.status.lastDecision}' | python3 scripts/demo/evidence.py || true
+echo
+"$K" -n shop get events --field-selector involvedObject.kind=BoosterProfile \
+  --sort-by=.lastTimestamp -o custom-columns=TIME:.lastTimestamp,TYPE:.type,REASON:.reason,MESSAGE:.message | tail -8
+echo
+echo "every replica back on the baseline, no canary left:"
+"$K" -n shop get deploy,pods -L booster.dev/arm
 
 if ((BENCH)); then
   stage "runtime library benchmark: baseline vs libbooster.so"
@@ -110,5 +151,5 @@ else
   echo "The cluster is still up: export KUBECONFIG=$KUBECONFIG; $K get bp -A"
   echo "Remove it with tests/e2e/cluster/down."
 fi
-echo "demo: $phase in $(((SECONDS - start) / 60)) min $(((SECONDS - start) % 60)) s"
-[[ $phase == Promoted ]]
+echo "demo: act 1 $act1, act 2 $act2 in $(((SECONDS - start) / 60)) min $(((SECONDS - start) % 60)) s"
+[[ $act1 == Promoted && $act2 == RolledBack ]]
