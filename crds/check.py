@@ -231,10 +231,10 @@ def cluster(namespace):
     r = kubectl("get", "bp", "-n", namespace, "-o", "wide")
     print(r.stdout.rstrip())
     r = kubectl("get", "bp", "payments", "-n", namespace, "-o",
-                "jsonpath={.spec.rollout.progressDeadline} {.spec.rollout.analysis.mode} "
-                "{.spec.targetRef.apiVersion} {.spec.rollout.analysis.minSamples}")
+                "jsonpath={.spec.rollout.progressDeadline} {.spec.rollout.analysis.confidence} "
+                "{.spec.targetRef.apiVersion} {.spec.rollout.analysis.maxExtensions}")
     print(f"server defaults on payments: {r.stdout}")
-    if r.stdout.split() != ["10m", "Time", "apps/v1", "10"]:
+    if r.stdout.split() != ["10m", "0.95", "apps/v1", "2"]:
         problem(f"defaults not applied as documented: {r.stdout!r}")
     # targetRef is immutable.
     r = kubectl("patch", "bp", "checkout", "-n", namespace, "--type=merge", "-p",
