@@ -131,7 +131,8 @@ Json RestrictedSecurityContext(const MutationOptions& opts) {
 }
 
 Json AgentContainer(absl::string_view arm, absl::string_view mode, const EnrollContext& ctx,
-                    const MutationOptions& opts, const std::string& tuning_json) {
+                    const MutationOptions& opts, const std::string& tuning_json,
+                    const Json& resources) {
   Json env = Json::array();
   env.push_back({{"name", "BOOSTER_ARM"}, {"value", std::string(arm)}});
   env.push_back({{"name", "BOOSTER_AGENT_MODE"}, {"value", std::string(mode)}});
@@ -181,7 +182,7 @@ Json AgentContainer(absl::string_view arm, absl::string_view mode, const EnrollC
         {"periodSeconds", 10},
         {"timeoutSeconds", 2},
         {"failureThreshold", 3}}},
-      {"resources", opts.agent_resources},
+      {"resources", resources},
       {"volumeMounts", Json::array({{{"name", opts.volume_name}, {"mountPath", opts.mount_path}},
                                     {{"name", opts.token_volume_name},
                                      {"mountPath", opts.token_mount_path},
@@ -190,15 +191,28 @@ Json AgentContainer(absl::string_view arm, absl::string_view mode, const EnrollC
   return c;
 }
 
-Json InstallContainer(const MutationOptions& opts) {
+Json InstallContainer(const MutationOptions& opts, const Json& resources) {
   return Json{
       {"name", kInstallContainer},
       {"image", opts.agent_image},
       {"imagePullPolicy", opts.image_pull_policy},
       {"args", opts.install_args},
-      {"resources", opts.agent_resources},
+      {"resources", resources},
       {"volumeMounts", Json::array({{{"name", opts.volume_name}, {"mountPath", opts.mount_path}}})},
       {"securityContext", RestrictedSecurityContext(opts)}};
+}
+
+// The resources of Booster's containers that keep the original pod's QoS class.
+Json SidecarResources(const Json& original, const MutationOptions& opts) {
+  switch (PodQosClass(original)) {
+    case QosClass::kBestEffort:
+      return Json::object();
+    case QosClass::kGuaranteed:
+      return opts.agent_guaranteed_resources;
+    case QosClass::kBurstable:
+      break;
+  }
+  return opts.agent_resources;
 }
 
 // Sets the marker annotation to the hash of everything else in the template.
@@ -208,16 +222,23 @@ void Seal(Json& tmpl) {
   Child(tmpl["metadata"], "annotations", Json::object())[kTemplateHashAnnotation] = h;
 }
 
-std::string Limit(const Json& container, const char* resource) {
+// The container's resources.<kind>.<resource> as text ("" when unset).
+std::string Resource(const Json& container, const char* kind, const char* resource) {
   auto r = container.find("resources");
   if (r == container.end() || !r->is_object()) return "";
-  auto l = r->find("limits");
+  auto l = r->find(kind);
   if (l == r->end() || !l->is_object()) return "";
   auto v = l->find(resource);
   if (v == l->end()) return "";
   if (v->is_string()) return v->get<std::string>();
   if (v->is_number()) return v->dump();
   return "";
+}
+std::string Limit(const Json& container, const char* resource) {
+  return Resource(container, "limits", resource);
+}
+std::string Request(const Json& container, const char* resource) {
+  return Resource(container, "requests", resource);
 }
 
 void ApplyGo(Json& c, const GoTuning& go) {
@@ -322,7 +343,8 @@ absl::StatusOr<Json> EnrolledTemplate(const Json& original, const EnrollContext&
                                                           {{"audience", opts.token_audience},
                                                            {"expirationSeconds", 3600},
                                                            {"path", "token"}}}}})}}}});
-  UpsertByName(Child(spec, "initContainers", Json::array()), InstallContainer(opts));
+  const Json resources = SidecarResources(original, opts);
+  UpsertByName(Child(spec, "initContainers", Json::array()), InstallContainer(opts, resources));
 
   Json& containers = spec["containers"];
   for (size_t i : *selected) {
@@ -335,7 +357,7 @@ absl::StatusOr<Json> EnrolledTemplate(const Json& original, const EnrollContext&
         Child(c, "volumeMounts", Json::array()),
         Json{{"name", opts.volume_name}, {"mountPath", opts.mount_path}, {"readOnly", true}});
   }
-  UpsertByName(containers, AgentContainer(kArmBaseline, "observe", ctx, opts, ""));
+  UpsertByName(containers, AgentContainer(kArmBaseline, "observe", ctx, opts, "", resources));
   Seal(t);
   return t;
 }
@@ -357,7 +379,8 @@ absl::StatusOr<Json> TunedTemplate(const Json& original, const Tuning& tuning,
     ApplyGo(c, tuning.go);
     if (HasPreload(c, opts)) ApplyPreload(c, tuning);
   }
-  UpsertByName(containers, AgentContainer(arm, "tune", ctx, opts, tuning_json.dump()));
+  UpsertByName(containers, AgentContainer(arm, "tune", ctx, opts, tuning_json.dump(),
+                                          SidecarResources(original, opts)));
   if (!tuning.sysctls.empty()) {
     Json& sc = Child(t["spec"], "securityContext", Json::object());
     Json& sysctls = Child(sc, "sysctls", Json::array());
@@ -459,6 +482,47 @@ std::optional<std::pair<double, absl::string_view>> SplitQuantity(absl::string_v
   return std::make_pair(v * std::pow(10.0, exponent), suffix);
 }
 }  // namespace
+
+absl::string_view QosClassName(QosClass qos) {
+  switch (qos) {
+    case QosClass::kBestEffort:
+      return "BestEffort";
+    case QosClass::kBurstable:
+      return "Burstable";
+    case QosClass::kGuaranteed:
+      return "Guaranteed";
+  }
+  return "Burstable";
+}
+
+QosClass PodQosClass(const Json& tmpl) {
+  if (!tmpl.is_object()) return QosClass::kBestEffort;
+  auto spec = tmpl.find("spec");
+  if (spec == tmpl.end() || !spec->is_object()) return QosClass::kBestEffort;
+  bool any = false;
+  bool guaranteed = true;
+  for (const char* list : {"containers", "initContainers"}) {
+    auto l = spec->find(list);
+    if (l == spec->end() || !l->is_array()) continue;
+    for (const Json& c : *l) {
+      if (!c.is_object()) continue;
+      const std::string name = c.value("name", "");
+      if (name == kAgentContainer || name == kInstallContainer) continue;
+      for (const char* resource : {"cpu", "memory"}) {
+        const std::string limit = Limit(c, resource);
+        std::string request = Request(c, resource);
+        if (request.empty()) request = limit;  // the API server defaults it so
+        any = any || !limit.empty() || !request.empty();
+        const bool cpu = std::string(resource) == "cpu";
+        const std::optional<int64_t> lim = cpu ? ParseCpuMillis(limit) : ParseBytes(limit);
+        const std::optional<int64_t> req = cpu ? ParseCpuMillis(request) : ParseBytes(request);
+        if (!lim || !req || *lim != *req) guaranteed = false;
+      }
+    }
+  }
+  if (!any) return QosClass::kBestEffort;
+  return guaranteed ? QosClass::kGuaranteed : QosClass::kBurstable;
+}
 
 std::optional<int64_t> ParseCpuMillis(absl::string_view quantity) {
   auto q = SplitQuantity(quantity);

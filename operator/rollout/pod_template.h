@@ -71,8 +71,14 @@ struct MutationOptions {
   std::string token_volume_name = "booster-token";
   std::string token_mount_path = "/var/run/secrets/booster";
   std::string token_audience = "booster-operator";
+  // The agent's and the install container's resources, chosen so that enrollment never
+  // changes the pod's QoS class (PodQosClass of the original template): Burstable pods get
+  // agent_resources, Guaranteed pods agent_guaranteed_resources (requests = limits, so the
+  // app keeps exclusive CPUs under the static CPU manager), BestEffort pods none.
   Json agent_resources = {{"requests", {{"cpu", "10m"}, {"memory", "32Mi"}}},
                           {"limits", {{"memory", "64Mi"}}}};
+  Json agent_guaranteed_resources = {{"requests", {{"cpu", "20m"}, {"memory", "64Mi"}}},
+                                     {"limits", {{"cpu", "20m"}, {"memory", "64Mi"}}}};
 
   std::string LibraryPath() const { return mount_path + "/libbooster.so"; }
   std::string ControlPath() const { return mount_path + "/control"; }
@@ -122,6 +128,15 @@ std::string TemplateArm(const Json& tmpl);
 std::string TemplateMarker(const Json& tmpl);
 // Hash of the template as it is (defaults included): detects edits by someone else.
 std::string TemplateHash(const Json& tmpl);
+
+// A pod's QoS class, by the kubelet's rules: BestEffort when no container (init
+// containers included) sets a CPU or memory request or limit; Guaranteed when every
+// container has CPU and memory limits and its requests (defaulted to the limits) equal
+// them; Burstable otherwise. Booster's own containers are left out, so the class is the
+// application's.
+enum class QosClass { kBestEffort, kBurstable, kGuaranteed };
+absl::string_view QosClassName(QosClass qos);  // as in a pod's status.qosClass
+QosClass PodQosClass(const Json& tmpl);
 
 // Kubernetes quantities, for GOMAXPROCS/GOMEMLIMIT "auto": CPU in millicores
 // ("500m" -> 500, "2" -> 2000, "1.5" -> 1500) and memory in bytes ("512Mi", "1G", "1e9").

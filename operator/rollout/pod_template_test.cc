@@ -158,6 +158,58 @@ TEST(EnrolledTemplateTest, TheAgentSeesTheAppRunsRestrictedAndServesItsPort) {
   }
 }
 
+// Enrollment never changes the pod's QoS class: a Guaranteed pod (whose app may hold
+// exclusive CPUs under the static CPU manager) stays Guaranteed, a BestEffort one stays
+// BestEffort, a Burstable one Burstable; the tuned arms too.
+TEST(EnrolledTemplateTest, KeepsThePodsQosClass) {
+  const auto tmpl = [](const char* resources) {
+    return Json::parse(absl::StrCat(
+        R"({"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [
+             {"name": "app", "image": "web:1", "resources": )",
+        resources, "}]}}"));
+  };
+  struct Case {
+    std::string name;
+    Json tmpl;
+    QosClass want;
+  };
+  std::vector<Case> cases = {
+      {"BestEffort", tmpl("{}"), QosClass::kBestEffort},
+      {"GuaranteedByLimitsOnly", tmpl(R"({"limits": {"cpu": "2", "memory": "1Gi"}})"),
+       QosClass::kGuaranteed},
+      {"GuaranteedEqualRequests",
+       tmpl(R"({"requests": {"cpu": "2000m", "memory": "1024Mi"},
+                "limits": {"cpu": "2", "memory": "1Gi"}})"),
+       QosClass::kGuaranteed},
+      {"BurstableRequestBelowLimit",
+       tmpl(R"({"requests": {"cpu": "1", "memory": "1Gi"}, "limits": {"cpu": "2", "memory": "1Gi"}})"),
+       QosClass::kBurstable},
+      {"BurstableNoMemoryLimit", tmpl(R"({"limits": {"cpu": "2"}})"), QosClass::kBurstable},
+  };
+  // An init container without resources makes a Guaranteed app Burstable.
+  Json with_init = tmpl(R"({"limits": {"cpu": "2", "memory": "1Gi"}})");
+  with_init["spec"]["initContainers"] = Json::array({{{"name", "migrate"}, {"image", "web:1"}}});
+  cases.push_back({"InitContainerWithoutResources", with_init, QosClass::kBurstable});
+  Tuning tuning;
+  tuning.go.gomaxprocs = "auto";
+  for (const Case& c : cases) {
+    EXPECT_EQ(PodQosClass(c.tmpl), c.want) << c.name;
+    absl::StatusOr<Json> enrolled = EnrolledTemplate(c.tmpl, Ctx(), MutationOptions{});
+    ASSERT_TRUE(enrolled.ok()) << c.name << ": " << enrolled.status();
+    EXPECT_EQ(PodQosClass(*enrolled), c.want) << c.name;
+    absl::StatusOr<Json> tuned = TunedTemplate(c.tmpl, tuning, kArmCanary, Ctx(), MutationOptions{});
+    ASSERT_TRUE(tuned.ok()) << c.name << ": " << tuned.status();
+    EXPECT_EQ(PodQosClass(*tuned), c.want) << c.name;
+    // Counted with Booster's own containers too, as the kubelet does.
+    Json all = *tuned;
+    for (Json* list : {&all["spec"]["containers"], &all["spec"]["initContainers"]}) {
+      for (Json& container : *list) container["name"] = "x-" + container.value("name", "");
+    }
+    EXPECT_EQ(PodQosClass(all), c.want) << c.name << " with the agent counted";
+  }
+  EXPECT_EQ(QosClassName(QosClass::kGuaranteed), "Guaranteed");
+}
+
 TEST(EnrolledTemplateTest, AgentsStreamOnlyWhenTheyCanVerifyTheOperator) {
   const auto agent_of = [](const MutationOptions& opts, const EnrollContext& ctx) {
     absl::StatusOr<Json> t = EnrolledTemplate(Original(), ctx, opts);

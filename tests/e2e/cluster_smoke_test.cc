@@ -226,17 +226,6 @@ TEST(ClusterSmokeTest, PodSysctlIsSetInItsOwnNetworkNamespaceOnly) {
   EXPECT_NE(Trim(*host_after), "2345");
 }
 
-// Switches the kubelet to the static CPU manager policy for the test's lifetime.
-class StaticCpuManager {
- public:
-  StaticCpuManager() : status_(RunCommand({ClusterDir() + "/cpu-manager", "static"}).status()) {}
-  ~StaticCpuManager() { (void)RunCommand({ClusterDir() + "/cpu-manager", "none"}); }
-  const absl::Status& status() const { return status_; }
-
- private:
-  absl::Status status_;
-};
-
 TEST(ClusterSmokeTest, StaticCpuManagerGivesAGuaranteedPodAnExclusiveCpu) {
   TestNamespace ns("smoke-cpuset");
   ASSERT_TRUE(ns.status().ok()) << ns.status();

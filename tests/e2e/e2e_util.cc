@@ -176,6 +176,12 @@ TestNamespace::~TestNamespace() {
   if (status_.ok()) (void)Kubectl({"delete", "namespace", name_, "--wait=false"});
 }
 
+StaticCpuManager::StaticCpuManager()
+    : status_(RunCommand({ClusterDir() + "/cpu-manager", "static"}).status()) {}
+StaticCpuManager::~StaticCpuManager() {
+  (void)RunCommand({ClusterDir() + "/cpu-manager", "none"});
+}
+
 absl::StatusOr<std::string> ReadFile(const std::string& path) {
   std::ifstream in(path);
   if (!in) return absl::NotFoundError(absl::StrCat("cannot open ", path));

@@ -61,6 +61,21 @@ class TestNamespace {
   absl::Status status_;
 };
 
+// Switches the kubelet to the static CPU manager policy (CPU 0 reserved for the system;
+// a Guaranteed pod's container with an integer CPU request gets exclusive CPUs) for this
+// object's lifetime, and back to none afterwards (tests/e2e/cluster/cpu-manager).
+class StaticCpuManager {
+ public:
+  StaticCpuManager();
+  ~StaticCpuManager();
+  StaticCpuManager(const StaticCpuManager&) = delete;
+  StaticCpuManager& operator=(const StaticCpuManager&) = delete;
+  const absl::Status& status() const { return status_; }
+
+ private:
+  absl::Status status_;
+};
+
 // The whole content of a file, or kNotFound.
 absl::StatusOr<std::string> ReadFile(const std::string& path);
 

@@ -13,7 +13,6 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "absl/strings/strip.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "operator/rollout/pod_template.h"
@@ -217,6 +216,48 @@ TEST_F(PodTemplateE2eTest, TunedTemplateCarriesSysctlsGoKnobsAndLibraryKnobs) {
   absl::StatusOr<std::string> arm = Kubectl(
       {"-n", ns_.name(), "get", "pod", pod, "-o", "jsonpath={.metadata.labels.booster\\.dev/arm}"});
   EXPECT_EQ(Trim(arm.value_or("")), "canary");
+}
+
+// Enrollment keeps the pod's QoS class on the real node: the kubelet's status.qosClass of
+// the tuned pod is the class the original template has, for each class.
+TEST_F(PodTemplateE2eTest, TheTunedPodKeepsItsQosClass) {
+  ASSERT_TRUE(ns_.status().ok()) << ns_.status();
+  rollout::Tuning tuning;
+  tuning.go.gomaxprocs = "auto";
+  struct Case {
+    const char* qos;
+    Json resources;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"Guaranteed", Json::parse(R"({"limits": {"cpu": "500m", "memory": "64Mi"}})")},
+           {"BestEffort", Json::object()},
+           {"Burstable", Json::parse(R"({"requests": {"cpu": "50m", "memory": "32Mi"},
+                                         "limits": {"cpu": "500m", "memory": "64Mi"}})")}}) {
+    Json original = HttpServerTemplate("web");
+    original["spec"]["containers"][0]["resources"] = c.resources;
+    ASSERT_EQ(rollout::QosClassName(rollout::PodQosClass(original)), c.qos);
+    absl::StatusOr<Json> tmpl =
+        rollout::TunedTemplate(original, tuning, rollout::kArmCanary, Context(), Options());
+    ASSERT_TRUE(tmpl.ok()) << tmpl.status();
+    std::string pod = DeployAndGetPod(*tmpl);
+    ASSERT_FALSE(pod.empty()) << c.qos;
+    absl::StatusOr<std::string> qos =
+        Kubectl({"-n", ns_.name(), "get", "pod", pod, "-o", "jsonpath={.status.qosClass}"});
+    ASSERT_TRUE(qos.ok()) << qos.status();
+    EXPECT_EQ(Trim(*qos), c.qos) << "enrollment changed the pod's QoS class";
+    ExpectEnrolledPod(pod);
+    // The next case starts from no pod at all.
+    ASSERT_TRUE(Kubectl({"-n", ns_.name(), "delete", "deploy", "web"}).ok());
+    absl::Status gone = WaitFor(
+        [&]() -> absl::StatusOr<bool> {
+          absl::StatusOr<std::string> pods =
+              Kubectl({"-n", ns_.name(), "get", "pods", "-l", "app=web", "-o", "name"});
+          if (!pods.ok() || !Trim(*pods).empty()) return absl::UnavailableError("pods left");
+          return true;
+        },
+        absl::Minutes(1));
+    ASSERT_TRUE(gone.ok()) << gone;
+  }
 }
 
 }  // namespace
