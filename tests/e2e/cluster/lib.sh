@@ -88,7 +88,10 @@ start_kubelet() {  # start_kubelet none|static
   local CPU_MANAGER_POLICY=$1 reserved="" PKI=$STATE/pki
   log "kubelet on https://$NODE_IP:$KUBELET_PORT (CPU manager policy: $CPU_MANAGER_POLICY)"
   if [[ $CPU_MANAGER_POLICY == static ]]; then
-    reserved='reservedSystemCPUs: "0"'
+    # 100m for the system: the static policy then keeps CPU 0 (ceil(100m) = one whole CPU)
+    # in the shared pool and never hands it out, while 1900m stays allocatable, so a
+    # Guaranteed pod with cpu 1 plus small sidecars fits and gets CPU 1 exclusively.
+    reserved='systemReserved: {cpu: 100m}'
   fi
   cat >"$STATE/kubelet/config.yaml" <<YAML
 apiVersion: kubelet.config.k8s.io/v1beta1

@@ -6,6 +6,7 @@
 // samples the app's processes through the shared process namespace (its /metrics on the
 // named port), and the tuned template's sysctl, Go knobs and library knobs reach the
 // app's network namespace and environment.
+#include <map>
 #include <string>
 #include <vector>
 
@@ -258,6 +259,43 @@ TEST_F(PodTemplateE2eTest, TheTunedPodKeepsItsQosClass) {
         absl::Minutes(1));
     ASSERT_TRUE(gone.ok()) << gone;
   }
+}
+
+// Under the static CPU manager a Guaranteed app with an integer CPU has CPUs of its own;
+// enrolled and tuned, it keeps them: the pod stays Guaranteed (the sidecars' requests
+// equal their limits), the app's container gets CPU 1 alone and the agent runs in the
+// shared pool (CPU 0, the CPU the node reserves for the system and never hands out).
+TEST_F(PodTemplateE2eTest, AGuaranteedAppKeepsItsExclusiveCpuUnderTheStaticCpuManager) {
+  ASSERT_TRUE(ns_.status().ok()) << ns_.status();
+  StaticCpuManager static_policy;
+  ASSERT_TRUE(static_policy.status().ok()) << static_policy.status();
+  Json original = HttpServerTemplate("web");
+  original["spec"]["containers"][0]["resources"] =
+      Json::parse(R"({"limits": {"cpu": "1", "memory": "64Mi"}})");
+  ASSERT_EQ(rollout::QosClassName(rollout::PodQosClass(original)), "Guaranteed");
+  rollout::Tuning tuning;
+  tuning.go.gomaxprocs = "auto";
+  absl::StatusOr<Json> tmpl =
+      rollout::TunedTemplate(original, tuning, rollout::kArmCanary, Context(), Options());
+  ASSERT_TRUE(tmpl.ok()) << tmpl.status();
+  std::string pod = DeployAndGetPod(*tmpl);
+  ASSERT_FALSE(pod.empty());
+  absl::StatusOr<Json> p = GetJson({"-n", ns_.name(), "get", "pod", pod});
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ((*p).value("/status/qosClass"_json_pointer, ""), "Guaranteed");
+  const std::string uid = (*p).value("/metadata/uid"_json_pointer, "");
+  std::map<std::string, std::string> cpus;  // container name -> cpuset.cpus
+  for (const Json& cs : (*p)["status"].value("containerStatuses", Json::array())) {
+    const std::string id(absl::StripPrefix(cs.value("containerID", ""), "containerd://"));
+    absl::StatusOr<std::string> set = ReadFile(absl::StrCat(
+        "/sys/fs/cgroup/cpuset/booster-e2e/kubepods/pod", uid, "/", id, "/cpuset.cpus"));
+    EXPECT_TRUE(set.ok()) << set.status();
+    cpus[cs.value("name", "")] = Trim(set.value_or(""));
+  }
+  EXPECT_EQ(cpus["web"], "1") << "the enrolled app lost its exclusive CPU";
+  EXPECT_EQ(cpus[rollout::kAgentContainer], "0") << "the agent is not in the shared pool";
+  ExpectEnrolledPod(pod);
+  ASSERT_TRUE(Kubectl({"-n", ns_.name(), "delete", "deploy", "web", "--wait=true"}).ok());
 }
 
 }  // namespace
