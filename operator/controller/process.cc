@@ -329,7 +329,8 @@ absl::Status OperatorProcess::Build() {
         {});
   }
   reconciler_ = std::make_unique<ProfileReconciler>(
-      c, ReconcilerStores{&profiles_->store(), &deployments_->store(), &hpas_->store()},
+      c, ReconcilerStores{&profiles_->store(), &deployments_->store(), &hpas_->store(),
+                          &pods_->store()},
       recorder_.get(), &verdicts_, clock_, ro, steps_.get());
   controller_ = std::make_unique<kube::Controller>(
       clock_, [this](const std::string& key) { return ReconcileAndMeasure(key); },

@@ -176,6 +176,19 @@ ObjectPtr ProfileReconciler::Deployment(const std::string& ns, const std::string
   return fresh_deployments_.Get(*stores_.deployments, Key(ns, name));
 }
 
+std::vector<rollout::RejectedPod> ProfileReconciler::RejectedPods(const std::string& ns,
+                                                                   const std::string& key) const {
+  std::vector<rollout::RejectedPod> out;
+  if (stores_.pods == nullptr) return out;
+  for (const ObjectPtr& pod : stores_.pods->ByIndex(kube::kNamespaceIndex, ns)) {
+    if (kube::JsonString(*pod, "/metadata/annotations/booster.dev~1profile") != key) continue;
+    if (std::optional<rollout::RejectedPod> r = rollout::ObserveRejectedPod(*pod)) {
+      out.push_back(*std::move(r));
+    }
+  }
+  return out;
+}
+
 std::string ProfileReconciler::HpaFor(const std::string& ns, const std::string& target) const {
   if (stores_.hpas == nullptr || target.empty()) return "";
   std::vector<std::string> names;
@@ -225,6 +238,7 @@ absl::StatusOr<kube::Result> ProfileReconciler::Reconcile(const std::string& key
   }
 
   if (options_.arms) obs.arms = options_.arms(key);
+  obs.rejected_pods = RejectedPods(ns, key);
   rollout::Plan plan =
       rollout::Reconcile(*profile, obs, *verdicts_, clock_->Now(), options_.mutation);
   const std::string phase(rollout::PhaseName(plan.status.phase));

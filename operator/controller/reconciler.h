@@ -112,6 +112,9 @@ struct ReconcilerStores {
   kube::Store* profiles = nullptr;
   kube::Store* deployments = nullptr;
   kube::Store* hpas = nullptr;  // may be null: no HPA is ever detected
+  // Pods labelled booster.dev/arm, indexed by namespace; may be null: no pod the kubelet
+  // refused is ever seen (Observations::rejected_pods).
+  kube::Store* pods = nullptr;
 };
 
 struct ReconcilerOptions {
@@ -140,6 +143,9 @@ class ProfileReconciler {
   absl::Status PatchProfileFinalizer(bool add, const std::string& ns, Json* profile);
   ObjectPtr Deployment(const std::string& ns, const std::string& name);
   std::string HpaFor(const std::string& ns, const std::string& target) const;
+  // Pods of profile `key` the kubelet refused (rollout::ObserveRejectedPod).
+  std::vector<rollout::RejectedPod> RejectedPods(const std::string& ns,
+                                                 const std::string& key) const;
 
   kube::Client* const client_;
   const ReconcilerStores stores_;

@@ -46,6 +46,7 @@ class FakeApi {
     profiles_.AddIndexer(kTargetIndex, ProfileTargetIndexFunc);
     deployments_.AddIndexer(kube::kNamespaceIndex, kube::NamespaceIndexFunc);
     hpas_.AddIndexer(kube::kNamespaceIndex, kube::NamespaceIndexFunc);
+    pods_.AddIndexer(kube::kNamespaceIndex, kube::NamespaceIndexFunc);
   }
 
   // Answers with `code` the next `times` requests for which `match` holds.
@@ -179,7 +180,7 @@ class FakeApi {
     return events_;
   }
 
-  kube::Store profiles_, deployments_, hpas_;
+  kube::Store profiles_, deployments_, hpas_, pods_;
 
  private:
   struct Failure {
@@ -253,7 +254,7 @@ class ReconcilerTest : public ::testing::Test {
         &clock_);
     recorder_ = std::make_unique<kube::EventRecorder>(client_.get(), "booster-operator", &clock_);
     reconciler_ = std::make_unique<ProfileReconciler>(
-        client_.get(), ReconcilerStores{&api_.profiles_, &api_.deployments_, &api_.hpas_},
+        client_.get(), ReconcilerStores{&api_.profiles_, &api_.deployments_, &api_.hpas_, &api_.pods_},
         recorder_.get(), &verdicts_, &clock_, ReconcilerOptions{}, &observer_);
   }
 
@@ -528,6 +529,42 @@ TEST_F(ReconcilerTest, AnHpaOnTheTargetIsDetectedAndReported) {
     }
   }
   EXPECT_TRUE(detected) << status.dump();
+}
+
+// A pod the kubelet refused for a sysctl, annotated with a profile's key and seen
+// through the pod informer's store.
+Json RefusedPod(const std::string& name, const std::string& profile, const std::string& arm) {
+  return Json{{"metadata",
+               {{"name", name},
+                {"namespace", "shop"},
+                {"labels", {{rollout::kArmLabel, arm}}},
+                {"annotations", {{rollout::kProfileAnnotation, profile}}}}},
+              {"status",
+               {{"phase", "Failed"},
+                {"reason", "SysctlForbidden"},
+                {"message", "Pod forbidden sysctl: \"kernel.shmmax\" not allowlisted"}}}};
+}
+
+TEST_F(ReconcilerTest, ACanaryPodTheKubeletRefusedRollsTheProfileBack) {
+  GivenProfileAndTarget(4);
+  DriveUntil([&] { return PhaseOnServer() == Phase::kProgressing; });
+  // Another profile's pod, and this profile's baseline pod: not this tuning's refusal.
+  api_.pods_.Upsert(std::make_shared<const Json>(RefusedPod("a", "shop/other", "canary")));
+  api_.pods_.Upsert(std::make_shared<const Json>(RefusedPod("b", "shop/web", "baseline")));
+  ASSERT_TRUE(Reconcile().ok());
+  EXPECT_EQ(PhaseOnServer(), Phase::kProgressing);
+  api_.pods_.Upsert(std::make_shared<const Json>(RefusedPod("c", "shop/web", "canary")));
+  ASSERT_TRUE(Reconcile().ok());
+  EXPECT_EQ(PhaseOnServer(), Phase::kRollingBack);
+  bool rejected = false;
+  const Json status = api_.Get(kProfilePath)["status"];
+  for (const Json& c : status["conditions"]) {
+    if (c["type"] == std::string(rollout::kConditionTuningRejected)) {
+      rejected = c["status"] == "True";
+      EXPECT_THAT(c["message"].get<std::string>(), HasSubstr("canary pod c"));
+    }
+  }
+  EXPECT_TRUE(rejected) << status.dump();
 }
 
 // --- ownership: every write path refuses what is not ours -----------------------------------

@@ -261,6 +261,7 @@ class Machine {
   std::optional<Json> StartBaseline() const;
   bool HasOurAnnotations() const { return HasAnyOf(target()); }
   bool TargetEdited();
+  bool CanaryRejected();
   bool SpecChangedInFlight();
   void FollowExternalScale();
   bool EffectivelyPaused(std::string* why) const;
@@ -574,6 +575,28 @@ bool Machine::TargetEdited() {
   return true;
 }
 
+// The kubelet refused a canary pod for a reason of the tuning's own (a sysctl the node
+// does not allow): no pod of this tuning will ever run here, so waiting for the progress
+// deadline only keeps failed pods coming. Roll back now and say why.
+bool Machine::CanaryRejected() {
+  for (const RejectedPod& pod : obs_.rejected_pods) {
+    if (pod.arm != kArmCanary) continue;
+    std::string msg = absl::StrCat(
+        "step ", s_.current_step, ": the kubelet refused canary pod ", pod.name, " (",
+        pod.reason, ": ", pod.message,
+        "); this tuning cannot run on the node, so the original pod template is restored");
+    if (pod.reason == "SysctlForbidden") {
+      absl::StrAppend(&msg,
+                      ". Allow the sysctl on the nodes (kubelet --allowed-unsafe-sysctls) or "
+                      "remove it from spec.tuning.sysctls");
+    }
+    SetCond(kConditionTuningRejected, true, pod.reason, msg);
+    StartRollback(pod.reason, msg, StartTemplate());
+    return true;
+  }
+  return false;
+}
+
 // The tuning, steps or containers changed while a rollout was under way. A canary
 // judged on the old tuning says nothing about the new one: restart at the first step, or
 // (mid-promotion, where the target already holds part of the old tuning) roll back.
@@ -771,6 +794,7 @@ void Machine::Pending() {
   s_.analysis_start_time = absl::InfinitePast();
   s_.step_start_time = now_;
   SetCond(kConditionTargetModified, false, "Unchanged", "");
+  SetCond(kConditionTuningRejected, false, "Admitted", "");
   To(Phase::kEnrolling, "Enrolling",
      absl::StrCat("enrolling Deployment ", t.name,
                   ": agent sidecar in observe mode and the dormant runtime library"));
@@ -864,6 +888,7 @@ void Machine::Progressing() {
                   StartTemplate());
     return;
   }
+  if (CanaryRejected()) return;
   const bool ready = Settled(canary(), s_.canary_replicas, TemplateMarker(*canary_tmpl)) &&
                      Settled(target(), s_.stable_replicas, "");
   if (!ready) {
@@ -1363,6 +1388,21 @@ Plan Machine::Run() {
 }
 
 }  // namespace
+
+std::optional<RejectedPod> ObserveRejectedPod(const Json& pod) {
+  if (!pod.is_object() || StringAt(pod, "/status/phase") != "Failed") return std::nullopt;
+  RejectedPod r;
+  r.reason = StringAt(pod, "/status/reason");
+  if (r.reason != "SysctlForbidden") return std::nullopt;
+  r.name = StringAt(pod, "/metadata/name");
+  r.message = StringAt(pod, "/status/message");
+  Json::json_pointer lp("/metadata/labels");
+  if (pod.contains(lp) && pod.at(lp).is_object()) {
+    auto arm = pod.at(lp).find(kArmLabel);
+    if (arm != pod.at(lp).end() && arm->is_string()) r.arm = arm->get<std::string>();
+  }
+  return r;
+}
 
 DeploymentView ObserveDeployment(const Json& d) {
   DeploymentView v;

@@ -72,6 +72,20 @@ struct DeploymentView {
 // Deployment that does not exist.
 DeploymentView ObserveDeployment(const Json& deployment);
 
+// A pod of the profile that the kubelet refused to run for a reason the tuning causes and
+// no retry can cure (status.phase Failed, status.reason SysctlForbidden: a sysctl the node
+// does not allow). See ObserveRejectedPod.
+struct RejectedPod {
+  std::string name;
+  std::string arm;      // its booster.dev/arm label
+  std::string reason;   // status.reason
+  std::string message;  // status.message
+};
+
+// The RejectedPod a pod is, or nullopt: only a Failed pod whose status.reason is one of
+// the kubelet's admission refusals a tuning causes (SysctlForbidden).
+std::optional<RejectedPod> ObserveRejectedPod(const Json& pod);
+
 struct Observations {
   DeploymentView target;
   DeploymentView canary;
@@ -83,6 +97,8 @@ struct Observations {
   // What the agents reported for the profile's current step, when the operator has a
   // window store (status.arms); nullopt = not known.
   std::optional<ArmsReport> arms;
+  // Pods of this profile the kubelet refused (ObserveRejectedPod), in any order.
+  std::vector<RejectedPod> rejected_pods;
 };
 
 enum class ActionType {
@@ -147,6 +163,10 @@ inline constexpr char kConditionHpaDetected[] = "HPADetected";
 // by another profile (reason TargetHeld) or its canary's name is taken by a Deployment it
 // did not create (reason CanaryNameTaken).
 inline constexpr char kConditionConflict[] = "Conflict";
+// True when the node refused to run the tuning (reason SysctlForbidden: the kubelet
+// rejected a canary pod for a sysctl it does not allow); the rollout then rolls back at
+// once. False (reason Admitted) when a new rollout starts.
+inline constexpr char kConditionTuningRejected[] = "TuningRejected";
 
 }  // namespace booster::rollout
 

@@ -71,6 +71,8 @@ class Sim {
   std::string& hpa() { return hpa_; }
   // What the window store says about the current step (Observations::arms).
   std::optional<ArmsReport> arms;
+  // Pods the kubelet refused (Observations::rejected_pods).
+  std::vector<RejectedPod> rejected;
   absl::Time& now() { return now_; }
   absl::Time time() const { return now_; }
   bool profile_gone() const { return gone_; }
@@ -102,6 +104,7 @@ class Sim {
     EXPECT_TRUE(p.ok()) << p.status();
     Observations obs{ObserveDeployment(target_), ObserveDeployment(canary_), hpa_};
     obs.arms = arms;
+    obs.rejected_pods = rejected;
     return Reconcile(*p, obs, verdicts, now_, opts_);
   }
 
@@ -655,6 +658,66 @@ TEST(ReconcileTest, CanaryPastTheDeadlineRollsBack) {
   }
   EXPECT_EQ(sim.phase(), Phase::kRollingBack);
   EXPECT_THAT(sim.status().last_transition->message, HasSubstr("not ready within 5m"));
+}
+
+TEST(ReconcileTest, ACanaryPodTheKubeletRefusesRollsBackAtOnceWithACondition) {
+  Sim sim(10);
+  const Json before = sim.target();
+  TimeVerdictSource verdicts;
+  Drive(sim, verdicts, [&] { return sim.phase() == Phase::kProgressing; });
+  sim.Unsettle(sim.canary());
+  // A refused pod of the baseline arm is not the tuning's doing: the step waits on.
+  sim.rejected = {{"web-abc", std::string(kArmBaseline), "SysctlForbidden", "nope"}};
+  sim.Step(verdicts, false);
+  EXPECT_EQ(sim.phase(), Phase::kProgressing);
+  sim.rejected = {{"web-booster-canary-x1", std::string(kArmCanary), "SysctlForbidden",
+                   "Pod forbidden sysctl: \"kernel.shmmax\" not allowlisted"}};
+  sim.now() += absl::Seconds(5);  // long before the 5m progress deadline
+  sim.Step(verdicts, false);
+  EXPECT_EQ(sim.phase(), Phase::kRollingBack);
+  EXPECT_EQ(sim.status().last_transition->reason, "SysctlForbidden");
+  const Condition c = sim.Cond(kConditionTuningRejected);
+  EXPECT_EQ(c.status, "True");
+  EXPECT_EQ(c.reason, "SysctlForbidden");
+  EXPECT_THAT(c.message, HasSubstr("web-booster-canary-x1"));
+  EXPECT_THAT(c.message, HasSubstr("kernel.shmmax"));
+  EXPECT_THAT(c.message, HasSubstr("--allowed-unsafe-sysctls"));
+  sim.rejected.clear();  // the canary's pods go with it
+  Drive(sim, verdicts, [&] { return sim.phase() == Phase::kRolledBack; });
+  EXPECT_TRUE(sim.canary().is_null());
+  EXPECT_EQ(sim.TargetReplicas(), 10);
+  EXPECT_EQ(sim.target()["spec"]["template"], OriginalTemplate());
+  ExpectAsBefore(sim, before);
+  // The next rollout starts with the condition cleared.
+  sim.EditSpec([](Json& spec) { spec["tuning"]["sysctls"] = Json::object(); });
+  Drive(sim, verdicts, [&] { return sim.phase() == Phase::kProgressing; });
+  EXPECT_EQ(sim.Cond(kConditionTuningRejected).status, "False");
+}
+
+TEST(ObserveRejectedPodTest, OnlyAFailedPodTheKubeletRefusedForASysctl) {
+  Json pod = Json::parse(R"({"metadata": {"name": "p", "labels": {"booster.dev/arm": "canary"}},
+      "status": {"phase": "Failed", "reason": "SysctlForbidden",
+                 "message": "Pod forbidden sysctl: \"kernel.shmmax\" not allowlisted"}})");
+  std::optional<RejectedPod> r = ObserveRejectedPod(pod);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->name, "p");
+  EXPECT_EQ(r->arm, "canary");
+  EXPECT_EQ(r->reason, "SysctlForbidden");
+  EXPECT_THAT(r->message, HasSubstr("kernel.shmmax"));
+  Json evicted = pod;
+  evicted["status"]["reason"] = "Evicted";
+  EXPECT_FALSE(ObserveRejectedPod(evicted).has_value());
+  Json pending = pod;
+  pending["status"]["phase"] = "Pending";
+  EXPECT_FALSE(ObserveRejectedPod(pending).has_value());
+  for (const char* bad : {"null", "[]", "{}", R"({"status": 3})",
+                          R"({"status": {"phase": "Failed", "reason": "SysctlForbidden"},
+                              "metadata": {"labels": [1]}})"}) {
+    std::optional<RejectedPod> b = ObserveRejectedPod(Json::parse(bad));
+    if (b) {
+      EXPECT_EQ(b->arm, "") << bad;
+    }
+  }
 }
 
 TEST(ReconcileTest, PromotionPastTheDeadlineWritesTheOriginalBack) {

@@ -30,12 +30,14 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "operator/rollout/state_machine.h"
 #include "tests/e2e/e2e_util.h"
 #include "tests/e2e/rollout/rollout_e2e_util.h"
 
@@ -472,6 +474,39 @@ TEST_F(OperatorE2eTest, AbortMidwayRestoresTheReplicaCountAndTheTemplate) {
   absl::StatusOr<Json> bp = ProfileObject();
   ASSERT_TRUE(bp.ok());
   EXPECT_EQ(bp->value("/status/handled/abort"_json_pointer, ""), "e2e-1");
+}
+
+// kernel.shmmax passes the operator's validation (a namespaced sysctl), but this node's
+// kubelet allows only the safe sysctls and net.*: it refuses every canary pod with
+// SysctlForbidden. The rollout rolls back at once, long before the 5m progress deadline,
+// with the TuningRejected condition and a Warning naming the pod and the fix.
+TEST_F(OperatorE2eTest, ASysctlTheKubeletRefusesRollsBackAtOnceWithACondition) {
+  RolloutSampler sampler(ns());
+  DeployWeb();
+  absl::StatusOr<Snapshot> before = TakeSnapshot(ns());
+  ASSERT_TRUE(before.ok()) << before.status();
+  StartOperator();
+  std::string profile = Profile(ns(), "[50, 100]", "10m");
+  profile = absl::StrReplaceAll(profile, {{"sysctls: {net.core.somaxconn: \"3001\"}",
+                                           "sysctls: {kernel.shmmax: \"4294967296\"}"},
+                                          {"listenBacklog: 3000, ", ""}});
+  ASSERT_THAT(profile, HasSubstr("kernel.shmmax"));
+  const absl::Time applied = absl::Now();
+  ASSERT_TRUE(Apply(profile).ok());
+  absl::Status s = WaitPhase("RolledBack", absl::Minutes(3));
+  ASSERT_TRUE(s.ok()) << s << "\nseen: " << sampler.History();
+  const absl::Duration took = absl::Now() - applied;
+  std::printf("applied to RolledBack: %s\n", absl::FormatDuration(took).c_str());
+  EXPECT_LT(took, absl::Minutes(2)) << "the rollback waited for the progress deadline";
+  const Json cond = Condition("web", rollout::kConditionTuningRejected);
+  EXPECT_EQ(cond.value("status", ""), "True") << cond.dump();
+  EXPECT_EQ(cond.value("reason", ""), "SysctlForbidden") << cond.dump();
+  EXPECT_THAT(cond.value("message", ""), HasSubstr("kernel.shmmax"));
+  absl::StatusOr<std::string> warning = WaitWarning("web", "SysctlForbidden");
+  ASSERT_TRUE(warning.ok()) << warning.status();
+  EXPECT_THAT(*warning, HasSubstr("--allowed-unsafe-sysctls"));
+  ExpectRestored(*before);
+  ExpectNeverAboveN(sampler);
 }
 
 TEST_F(OperatorE2eTest, OperatorKilledMidStepResumesAndPromotes) {
