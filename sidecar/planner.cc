@@ -6,6 +6,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "common/go_runtime.h"
 #include "sidecar/cpu_list.h"
 
 namespace booster::agent {
@@ -31,9 +32,19 @@ bool CorePreferred(const Core* a, const Core* b) {
 }
 
 // Takes `n` CPUs from `cores` (preference order): one thread per core first, then the
-// second thread of each core, and so on.
-std::vector<int> TakeCpus(const std::vector<const Core*>& cores, int n) {
+// second thread of each core, and so on; or, packed, every thread of a core before the
+// next core (the fewest cores).
+std::vector<int> TakeCpus(const std::vector<const Core*>& cores, int n, bool pack) {
   std::vector<int> out;
+  if (pack) {
+    for (const Core* c : cores) {
+      for (int cpu : c->cpus) {
+        if (static_cast<int>(out.size()) == n) return out;
+        out.push_back(cpu);
+      }
+    }
+    return out;
+  }
   for (size_t round = 0; static_cast<int>(out.size()) < n; ++round) {
     bool any = false;
     for (const Core* c : cores) {
@@ -175,7 +186,7 @@ absl::StatusOr<Plan> PlanPlacement(const Topology& topology, const Limits& limit
   // Whole cores first across the chosen nodes, in the order the nodes were chosen.
   std::vector<const Core*> cores;
   for (const NodeCandidate* n : chosen) cores.insert(cores.end(), n->cores.begin(), n->cores.end());
-  plan.cpu_order = TakeCpus(cores, wanted);
+  plan.cpu_order = TakeCpus(cores, wanted, policy.pack_cores);
   plan.cpus = plan.cpu_order;
   std::sort(plan.cpus.begin(), plan.cpus.end());
 
@@ -206,18 +217,22 @@ absl::StatusOr<Plan> PlanPlacement(const Topology& topology, const Limits& limit
     }
   }
 
-  // GOMAXPROCS: the whole cores of the quota (floor, at least 1), never above the CPUs
-  // granted. automaxprocs picks the same; Go 1.25+ would pick ceil(quota), at least 2.
+  // GOMAXPROCS and GOMEMLIMIT by the rule the operator uses too (common/go_runtime.h):
+  // the whole cores of the quota, at least 1, never above the CPUs granted.
   int granted = static_cast<int>(plan.cpus.size());
+  std::optional<int64_t> quota_millis;
   if (limits.cpu_quota_cores.has_value()) {
-    int floor_q = static_cast<int>(std::floor(*limits.cpu_quota_cores + kQuotaEpsilon));
-    plan.gomaxprocs = std::clamp(floor_q, 1, granted);
-  } else {
-    plan.gomaxprocs = granted;
+    quota_millis = std::llround(*limits.cpu_quota_cores * 1000);
   }
+  plan.gomaxprocs = GoMaxProcsFor(quota_millis, granted).value_or(granted);
   if (limits.memory_limit_bytes.has_value()) {
+    int percent =
+        std::clamp(static_cast<int>(std::lround(policy.gomemlimit_fraction * 100)), 1, 100);
     plan.gomemlimit_bytes = static_cast<uint64_t>(
-        std::floor(static_cast<double>(*limits.memory_limit_bytes) * policy.gomemlimit_fraction));
+        GoMemLimitBytes(
+            static_cast<int64_t>(std::min<uint64_t>(*limits.memory_limit_bytes, INT64_MAX)),
+            percent)
+            .value_or(0));
   }
   // One glibc arena per thread that can run at once; glibc's default is 8 per core of
   // the machine, which multiplies RSS in a small container.

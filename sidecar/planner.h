@@ -24,10 +24,14 @@ struct PlacementPolicy {
   // the CPUs of the best single node.
   bool allow_cross_numa = false;
   // Fraction of the memory limit given to GOMEMLIMIT (the rest is headroom for non-heap
-  // memory: goroutine stacks, cgo, the agent's own page cache pressure).
+  // memory: goroutine stacks, cgo, the agent's own page cache pressure); rounded to a
+  // whole percent, the unit of the profile's `gomemlimit: "85%"`.
   double gomemlimit_fraction = 0.9;
   // CPUs wanted when there is no quota; 0 means all allowed CPUs.
   int max_cpus = 0;
+  // Take every hardware thread of a core before the next core (placement whole-cores:
+  // the fewest physical cores). Off: one thread per core first, siblings last (spread).
+  bool pack_cores = false;
 };
 
 struct Plan {

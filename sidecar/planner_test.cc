@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <random>
 #include <set>
 #include <string>
@@ -79,6 +80,54 @@ TEST(PlannerTest, FractionalQuotas) {
     EXPECT_EQ(p.cpus.size(), c.cpus) << c.quota;
     EXPECT_EQ(p.gomaxprocs, c.gomaxprocs) << c.quota;
   }
+}
+
+// The operator's table (pod_template_test, common/go_runtime_test) on the e2e node's
+// shape: 2 cores, one NUMA node. The agent knows the CPUs it grants, so "no limit" is 2.
+TEST(PlannerTest, GoKnobsByTheOneRuleOnTwoCores) {
+  Topology t = Synthetic("package:1 core:2 pu:1");
+  struct Case {
+    std::optional<double> quota;
+    size_t cpus;
+    int gomaxprocs;
+  };
+  for (Case c :
+       {Case{0.5, 1, 1}, Case{1, 1, 1}, Case{1.5, 2, 1}, Case{2, 2, 2}, Case{std::nullopt, 2, 2}}) {
+    Limits l;
+    l.cpu_quota_cores = c.quota;
+    l.memory_limit_bytes = 64u << 20;
+    Plan p = MustPlan(t, l);
+    EXPECT_EQ(p.cpus.size(), c.cpus) << c.quota.value_or(0);
+    EXPECT_EQ(p.gomaxprocs, c.gomaxprocs) << c.quota.value_or(0);
+    EXPECT_EQ(p.gomemlimit_bytes, 60397977u) << "90% of 64Mi, as the operator writes it";
+  }
+  PlacementPolicy p85;
+  p85.gomemlimit_fraction = 0.85;
+  Limits l;
+  l.memory_limit_bytes = 64u << 20;
+  EXPECT_EQ(MustPlan(t, l, p85).gomemlimit_bytes, 57042534u) << "the operator's \"85%\"";
+}
+
+// spread takes one hardware thread per core first; whole-cores packs both threads of a
+// core before the next one: the same number of CPUs on the fewest cores.
+TEST(PlannerTest, WholeCoresPacksSiblingsSpreadDoesNot) {
+  Topology t = Synthetic("package:1 core:4 pu:2");  // core i = CPUs 2i, 2i+1
+  Plan spread = MustPlan(t, Quota(2));
+  EXPECT_THAT(spread.cpu_order, ElementsAre(0, 2));
+  EXPECT_EQ(spread.whole_cores, 2);
+  EXPECT_FALSE(spread.smt_siblings_used);
+  PlacementPolicy pack;
+  pack.pack_cores = true;
+  Plan packed = MustPlan(t, Quota(2), pack);
+  EXPECT_THAT(packed.cpu_order, ElementsAre(0, 1));
+  EXPECT_EQ(packed.whole_cores, 1);
+  EXPECT_TRUE(packed.smt_siblings_used);
+  Plan three = MustPlan(t, Quota(2.5), pack);
+  EXPECT_THAT(three.cpus, ElementsAre(0, 1, 2));
+  EXPECT_EQ(three.whole_cores, 2);
+  // Cores the container owns outright come first when packing too.
+  Plan odd = MustPlan(t, Quota(2, "1-5"), pack);
+  EXPECT_THAT(odd.cpu_order, ElementsAre(2, 3));
 }
 
 TEST(PlannerTest, RejectsNonPositiveQuotaAndBadFraction) {

@@ -9,6 +9,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/go_runtime.h"
 
 namespace booster::rollout {
 namespace {
@@ -241,30 +242,26 @@ std::string Request(const Json& container, const char* resource) {
   return Resource(container, "requests", resource);
 }
 
+// GOMAXPROCS and GOMEMLIMIT from the container's limits by the rule the agent's planner
+// uses too (common/go_runtime.h): the whole cores of the CPU limit, at least 1; a share
+// of the memory limit. The operator does not know the CPUs the pod will get, so without
+// a CPU limit `auto` leaves GOMAXPROCS to Go.
 void ApplyGo(Json& c, const GoTuning& go) {
   if (go.gomaxprocs == "auto") {
-    std::optional<int64_t> m = ParseCpuMillis(Limit(c, "cpu"));
-    if (m && *m > 0) SetEnv(c, "GOMAXPROCS", absl::StrCat(std::max<int64_t>(1, (*m + 999) / 1000)));
+    if (std::optional<int> n = GoMaxProcsFor(ParseCpuMillis(Limit(c, "cpu")), std::nullopt)) {
+      SetEnv(c, "GOMAXPROCS", absl::StrCat(*n));
+    }
   } else if (!go.gomaxprocs.empty()) {
     SetEnv(c, "GOMAXPROCS", go.gomaxprocs);
   }
   if (!go.gomemlimit.empty()) {
-    int percent = 0;
-    if (go.gomemlimit == "auto") {
-      percent = 90;
-    } else if (go.gomemlimit.back() == '%') {
-      if (!absl::SimpleAtoi(go.gomemlimit.substr(0, go.gomemlimit.size() - 1), &percent)) {
-        percent = 0;
+    if (std::optional<int> percent = GoMemLimitPercent(go.gomemlimit)) {
+      if (std::optional<int64_t> bytes =
+              GoMemLimitBytes(ParseBytes(Limit(c, "memory")), *percent)) {
+        SetEnv(c, "GOMEMLIMIT", absl::StrCat(*bytes));
       }
     } else {
       SetEnv(c, "GOMEMLIMIT", go.gomemlimit);
-    }
-    if (percent > 0) {
-      std::optional<int64_t> bytes = ParseBytes(Limit(c, "memory"));
-      if (bytes && *bytes > 0) {
-        SetEnv(c, "GOMEMLIMIT",
-               absl::StrCat(*bytes / 100 * percent + *bytes % 100 * percent / 100));
-      }
     }
   }
   if (!go.gogc.empty()) SetEnv(c, "GOGC", go.gogc);

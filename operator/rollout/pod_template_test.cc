@@ -283,7 +283,7 @@ TEST(TunedTemplateTest, AddsTheTuning) {
   ASSERT_TRUE(t.ok()) << t.status();
   EXPECT_EQ(TemplateArm(*t), kArmCanary);
   const Json& app = Container(*t, "app");
-  EXPECT_EQ(Env(app, "GOMAXPROCS"), "2") << "1500m rounds up";
+  EXPECT_EQ(Env(app, "GOMAXPROCS"), "1") << "1500m: the whole cores of the limit";
   EXPECT_EQ(Env(app, "GOMEMLIMIT"), "483183820") << "90% of 512Mi";
   EXPECT_EQ(Env(app, "BOOSTER_LISTEN_BACKLOG"), "4096");
   EXPECT_EQ(Env(app, "BOOSTER_TCP_NODELAY"), "1");
@@ -312,6 +312,41 @@ TEST(TunedTemplateTest, AddsTheTuning) {
                                      {"name": "net.core.somaxconn", "value": "4096"},
                                      {"name": "net.ipv4.tcp_tw_reuse", "value": "1"}])"));
   EXPECT_FALSE((*t)["metadata"]["annotations"][kTuningHashAnnotation].get<std::string>().empty());
+}
+
+// GOMAXPROCS / GOMEMLIMIT `auto` by the rule the agent's planner uses too
+// (common/go_runtime.h): the whole cores of the CPU limit, at least 1; 90% (or the
+// given share) of the memory limit; unset without a limit.
+TEST(TunedTemplateTest, GoKnobsFollowTheOneRuleForEveryLimit) {
+  struct Case {
+    const char* cpu;  // "" = no CPU limit
+    const char* memory;
+    const char* gomemlimit;
+    const char* want_gomaxprocs;
+    const char* want_gomemlimit;
+  };
+  const Case cases[] = {
+      {"500m", "64Mi", "auto", "1", "60397977"},    {"1", "64Mi", "85%", "1", "57042534"},
+      {"1500m", "512Mi", "auto", "1", "483183820"}, {"2", "1Gi", "50%", "2", "536870912"},
+      {"0.5", "", "auto", "1", "<unset>"},          {"", "64Mi", "auto", "<unset>", "60397977"},
+      {"", "", "auto", "<unset>", "<unset>"},
+  };
+  for (const Case& c : cases) {
+    Json original = Original();
+    Json limits = Json::object();
+    if (*c.cpu != '\0') limits["cpu"] = c.cpu;
+    if (*c.memory != '\0') limits["memory"] = c.memory;
+    original["spec"]["containers"][0]["resources"] = {{"limits", limits}};
+    original["spec"]["containers"][0]["env"] = Json::array();
+    Tuning t;
+    t.go.gomaxprocs = "auto";
+    t.go.gomemlimit = c.gomemlimit;
+    absl::StatusOr<Json> out = TunedTemplate(original, t, kArmCanary, Ctx(), MutationOptions{});
+    ASSERT_TRUE(out.ok()) << out.status();
+    const Json& app = Container(*out, "app");
+    EXPECT_EQ(Env(app, "GOMAXPROCS"), c.want_gomaxprocs) << "cpu " << c.cpu;
+    EXPECT_EQ(Env(app, "GOMEMLIMIT"), c.want_gomemlimit) << "memory " << c.memory;
+  }
 }
 
 TEST(TunedTemplateTest, IsIdempotentFromAnyStartingPoint) {
