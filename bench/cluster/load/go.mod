@@ -1,0 +1,3 @@
+module booster.local/bench/cluster/load
+
+go 1.22

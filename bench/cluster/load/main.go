@@ -1,0 +1,322 @@
+// Command load drives the cluster benchmark (bench/cluster) from the host, standard library
+// only, and prints one JSON object.
+//
+// keepalive: closed loop, -c connections each sending one HTTP/1.1 GET after the other on
+// a kept-alive connection for -d (after -warmup, whose requests are not recorded), like
+// wrk. Every request's latency is kept (a sorted sample, no bucketing); quantiles are
+// nearest-rank.
+//
+//	load keepalive -url http://10.96.1.2/api/v1/users?n=200 -c 32 -d 20s -warmup 3s
+//
+// burst: open loop. Every -period, -burst new connections are opened at once, each sends
+// one HTTP/1.0 GET and reads the answer to EOF, then closes. Latency runs from the tick
+// (the burst's start) to the last byte, so a SYN the server dropped and the client
+// retransmitted a second later counts in full; -timeout bounds one exchange (a failure).
+//
+//	load burst -addr 10.96.1.3:80 -burst 100 -period 250ms -d 20s -timeout 5s
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"net/url"
+	"os"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+)
+
+type summary struct {
+	Mode       string         `json:"mode"`
+	Target     string         `json:"target"`
+	Seconds    float64        `json:"seconds"`
+	Requests   int            `json:"requests"`
+	Errors     int            `json:"errors"`
+	ErrorKinds map[string]int `json:"error_kinds,omitempty"`
+	RPS        float64        `json:"rps"`
+	MeanMs     float64        `json:"mean_ms"`
+	P50Ms      float64        `json:"p50_ms"`
+	P90Ms      float64        `json:"p90_ms"`
+	P99Ms      float64        `json:"p99_ms"`
+	P999Ms     float64        `json:"p999_ms"`
+	MaxMs      float64        `json:"max_ms"`
+	// burst only: time to connect (from the tick), quantiles over the connections that
+	// connected.
+	ConnectP50Ms float64 `json:"connect_p50_ms,omitempty"`
+	ConnectP99Ms float64 `json:"connect_p99_ms,omitempty"`
+	Attempts     int     `json:"attempts,omitempty"`
+	Bytes        int64   `json:"bytes"`
+}
+
+func quantile(sorted []time.Duration, q float64) float64 {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(math.Ceil(q*float64(len(sorted)))) - 1
+	if i < 0 {
+		i = 0
+	}
+	return float64(sorted[i].Nanoseconds()) / 1e6
+}
+
+func fill(s *summary, lat []time.Duration) {
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	var sum time.Duration
+	for _, l := range lat {
+		sum += l
+	}
+	s.Requests = len(lat)
+	if len(lat) > 0 {
+		s.MeanMs = float64(sum.Nanoseconds()) / 1e6 / float64(len(lat))
+		s.MaxMs = float64(lat[len(lat)-1].Nanoseconds()) / 1e6
+	}
+	s.P50Ms, s.P90Ms = quantile(lat, .50), quantile(lat, .90)
+	s.P99Ms, s.P999Ms = quantile(lat, .99), quantile(lat, .999)
+	if s.Seconds > 0 {
+		s.RPS = float64(len(lat)) / s.Seconds
+	}
+}
+
+func kind(err error) string {
+	var ne net.Error
+	switch {
+	case errors.As(err, &ne) && ne.Timeout():
+		return "timeout"
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return "eof"
+	default:
+		var oe *net.OpError
+		if errors.As(err, &oe) {
+			return oe.Op
+		}
+		return "other"
+	}
+}
+
+// readResponse reads one HTTP/1.1 response with a Content-Length body and returns the
+// body's length. Chunked bodies are not supported (the benchmark's servers send lengths).
+func readResponse(r *bufio.Reader) (int64, error) {
+	line, err := r.ReadSlice('\n')
+	if err != nil {
+		return 0, err
+	}
+	if len(line) < 12 || !bytes.HasPrefix(line, []byte("HTTP/1.")) || line[9] != '2' {
+		return 0, fmt.Errorf("bad status line %q", bytes.TrimSpace(line))
+	}
+	length := int64(-1)
+	for {
+		line, err = r.ReadSlice('\n')
+		if err != nil {
+			return 0, err
+		}
+		if len(bytes.TrimSpace(line)) == 0 {
+			break
+		}
+		if k, v, ok := bytes.Cut(line, []byte(":")); ok &&
+			bytes.EqualFold(bytes.TrimSpace(k), []byte("content-length")) {
+			length, err = strconv.ParseInt(string(bytes.TrimSpace(v)), 10, 64)
+			if err != nil {
+				return 0, err
+			}
+		}
+	}
+	if length < 0 {
+		return 0, errors.New("response without Content-Length")
+	}
+	_, err = r.Discard(int(length))
+	return length, err
+}
+
+func keepalive(args []string) summary {
+	fs := flag.NewFlagSet("keepalive", flag.ExitOnError)
+	raw := fs.String("url", "", "http://HOST[:PORT]/PATH?QUERY")
+	conns := fs.Int("c", 32, "connections")
+	dur := fs.Duration("d", 20*time.Second, "measured duration")
+	warm := fs.Duration("warmup", 3*time.Second, "unrecorded time before the measurement")
+	timeout := fs.Duration("timeout", 10*time.Second, "deadline of one request")
+	fs.Parse(args)
+	u, err := url.Parse(*raw)
+	if err != nil || u.Host == "" {
+		fmt.Fprintln(os.Stderr, "load keepalive: -url http://HOST[:PORT]/PATH is required")
+		os.Exit(2)
+	}
+	addr := u.Host
+	if u.Port() == "" {
+		addr = net.JoinHostPort(u.Hostname(), "80")
+	}
+	req := []byte(fmt.Sprintf("GET %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: booster-bench\r\n\r\n",
+		u.RequestURI(), u.Host))
+	start := time.Now()
+	measureFrom, end := start.Add(*warm), start.Add(*warm+*dur)
+	type result struct {
+		lat    []time.Duration
+		errs   map[string]int
+		nbytes int64
+	}
+	results := make([]result, *conns)
+	var wg sync.WaitGroup
+	for i := 0; i < *conns; i++ {
+		wg.Add(1)
+		go func(res *result) {
+			defer wg.Done()
+			res.lat = make([]time.Duration, 0, 1<<14)
+			res.errs = map[string]int{}
+			var c net.Conn
+			var r *bufio.Reader
+			var err error
+			for {
+				now := time.Now()
+				if !now.Before(end) {
+					break
+				}
+				if c == nil {
+					c, err = net.DialTimeout("tcp", addr, *timeout)
+					if err != nil {
+						if !now.Before(measureFrom) {
+							res.errs[kind(err)]++
+						}
+						c = nil
+						time.Sleep(10 * time.Millisecond)
+						continue
+					}
+					r = bufio.NewReaderSize(c, 64<<10)
+				}
+				t0 := time.Now()
+				c.SetDeadline(t0.Add(*timeout))
+				_, err = c.Write(req)
+				var n int64
+				if err == nil {
+					n, err = readResponse(r)
+				}
+				t1 := time.Now()
+				if err != nil {
+					if !t0.Before(measureFrom) && t1.Before(end) {
+						res.errs[kind(err)]++
+					}
+					c.Close()
+					c = nil
+					continue
+				}
+				// A request counts when it started in the window and ended in it.
+				if !t0.Before(measureFrom) && !t1.After(end) {
+					res.lat = append(res.lat, t1.Sub(t0))
+					res.nbytes += n
+				}
+			}
+			if c != nil {
+				c.Close()
+			}
+		}(&results[i])
+	}
+	wg.Wait()
+	s := summary{Mode: "keepalive", Target: *raw, Seconds: dur.Seconds(), ErrorKinds: map[string]int{}}
+	var all []time.Duration
+	for _, res := range results {
+		all = append(all, res.lat...)
+		s.Bytes += res.nbytes
+		for k, v := range res.errs {
+			s.ErrorKinds[k] += v
+			s.Errors += v
+		}
+	}
+	fill(&s, all)
+	return s
+}
+
+func burst(args []string) summary {
+	fs := flag.NewFlagSet("burst", flag.ExitOnError)
+	addr := fs.String("addr", "", "HOST:PORT")
+	n := fs.Int("burst", 100, "connections opened at once per tick")
+	period := fs.Duration("period", 250*time.Millisecond, "time between bursts")
+	dur := fs.Duration("d", 20*time.Second, "time during which bursts start")
+	timeout := fs.Duration("timeout", 5*time.Second, "deadline of one exchange, from its tick")
+	path := fs.String("path", "/", "request path")
+	fs.Parse(args)
+	if *addr == "" {
+		fmt.Fprintln(os.Stderr, "load burst: -addr HOST:PORT is required")
+		os.Exit(2)
+	}
+	req := []byte(fmt.Sprintf("GET %s HTTP/1.0\r\nHost: %s\r\n\r\n", *path, *addr))
+	var mu sync.Mutex
+	var lat, conn []time.Duration
+	errs := map[string]int{}
+	var nbytes int64
+	var wg sync.WaitGroup
+	attempts := 0
+	start := time.Now()
+	for tick := start; tick.Before(start.Add(*dur)); tick = tick.Add(*period) {
+		time.Sleep(time.Until(tick))
+		for i := 0; i < *n; i++ {
+			attempts++
+			wg.Add(1)
+			go func(tick time.Time) {
+				defer wg.Done()
+				deadline := tick.Add(*timeout)
+				d := net.Dialer{Deadline: deadline}
+				c, err := d.Dial("tcp", *addr)
+				if err != nil {
+					mu.Lock()
+					errs["connect_"+kind(err)]++
+					mu.Unlock()
+					return
+				}
+				connected := time.Since(tick)
+				defer c.Close()
+				c.SetDeadline(deadline)
+				var got int64
+				if _, err = c.Write(req); err == nil {
+					got, err = io.Copy(io.Discard, c)
+				}
+				done := time.Since(tick)
+				mu.Lock()
+				defer mu.Unlock()
+				conn = append(conn, connected)
+				if err != nil || got == 0 {
+					if err == nil {
+						err = io.ErrUnexpectedEOF
+					}
+					errs[kind(err)]++
+					return
+				}
+				lat = append(lat, done)
+				nbytes += got
+			}(tick)
+		}
+	}
+	wg.Wait()
+	s := summary{Mode: "burst", Target: *addr, Seconds: dur.Seconds(), ErrorKinds: errs,
+		Attempts: attempts, Bytes: nbytes}
+	for _, v := range errs {
+		s.Errors += v
+	}
+	fill(&s, lat)
+	sort.Slice(conn, func(i, j int) bool { return conn[i] < conn[j] })
+	s.ConnectP50Ms, s.ConnectP99Ms = quantile(conn, .50), quantile(conn, .99)
+	return s
+}
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: load keepalive|burst [flags]")
+		os.Exit(2)
+	}
+	var s summary
+	switch os.Args[1] {
+	case "keepalive":
+		s = keepalive(os.Args[2:])
+	case "burst":
+		s = burst(os.Args[2:])
+	default:
+		fmt.Fprintln(os.Stderr, "usage: load keepalive|burst [flags]")
+		os.Exit(2)
+	}
+	json.NewEncoder(os.Stdout).Encode(s)
+}

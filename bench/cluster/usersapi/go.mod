@@ -1,0 +1,3 @@
+module booster.local/bench/cluster/usersapi
+
+go 1.22
