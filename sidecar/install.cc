@@ -4,6 +4,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "common/allocator.h"
 #include "sidecar/file_util.h"
 
 namespace booster::agent {
@@ -28,9 +29,8 @@ absl::StatusOr<std::string> CopyInto(const std::string& src, const std::string& 
 
 absl::StatusOr<std::string> AllocatorPath(const std::string& name, const std::string& dir) {
   if (!name.empty() && name[0] == '/') return name;
-  if (name == "jemalloc") return dir + "/libjemalloc.so.2";
-  if (name == "mimalloc") return dir + "/libmimalloc.so.2";
-  if (name == "tcmalloc") return dir + "/libtcmalloc_minimal.so.4";
+  absl::string_view file = AllocatorFileName(name);
+  if (!file.empty()) return absl::StrCat(dir, "/", file);
   return absl::InvalidArgumentError(absl::StrCat(
       "unknown allocator \"", name, "\": use none, jemalloc, mimalloc, tcmalloc or a path"));
 }

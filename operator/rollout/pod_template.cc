@@ -9,6 +9,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/allocator.h"
 #include "common/go_runtime.h"
 
 namespace booster::rollout {
@@ -112,11 +113,24 @@ absl::StatusOr<std::vector<size_t>> SelectContainers(const Json& tmpl, const Enr
   return out;
 }
 
+// LD_PRELOAD of a container whose tuning chains allocator `name` in front of the
+// library: the allocator first, so its malloc is the one every other object binds to.
+std::string AllocatorPreload(absl::string_view name, const MutationOptions& opts) {
+  return absl::StrCat(opts.mount_path, "/", AllocatorFileName(name), ":", opts.LibraryPath());
+}
+
 // Whether the enrolled container got the runtime library (containers that set their own
 // LD_PRELOAD are left alone).
 bool HasPreload(const Json& container, const MutationOptions& opts) {
   const Json* e = EnvEntry(container, "LD_PRELOAD");
-  return e != nullptr && e->value("value", "") == opts.LibraryPath();
+  if (e == nullptr) return false;
+  const std::string v = e->value("value", "");
+  if (v == opts.LibraryPath()) return true;
+  // An allocator chained in front (ChainAllocator): <mount>/<allocator file>:<library>.
+  for (absl::string_view name : {"jemalloc", "mimalloc", "tcmalloc"}) {
+    if (v == AllocatorPreload(name, opts)) return true;
+  }
+  return false;
 }
 
 // Non-root, no capabilities, no privilege escalation, read-only root, the runtime's
@@ -278,9 +292,6 @@ void ApplyPreload(Json& c, const Tuning& t) {
   if (p.receive_buffer_bytes) SetEnv(c, "BOOSTER_RCVBUF", absl::StrCat(*p.receive_buffer_bytes));
   if (p.send_buffer_bytes) SetEnv(c, "BOOSTER_SNDBUF", absl::StrCat(*p.send_buffer_bytes));
   if (p.coarse_clocks.value_or(false)) SetEnv(c, "BOOSTER_CLOCK", "coarse");
-  if (p.allocator != Allocator::kDefault) {
-    SetEnv(c, "BOOSTER_ALLOCATOR", std::string(AllocatorName(p.allocator)));
-  }
   switch (t.placement) {
     case CpuPlacement::kNone:
       break;
@@ -371,10 +382,26 @@ absl::StatusOr<Json> TunedTemplate(const Json& original, const Tuning& tuning,
   t["metadata"]["labels"][kArmLabel] = std::string(arm);
   t["metadata"]["annotations"][kTuningHashAnnotation] = Fnv1aHex(tuning_json.dump());
   Json& containers = t["spec"]["containers"];
+  bool chain_allocator = false;
   for (size_t i : *selected) {
     Json& c = containers[i];
     ApplyGo(c, tuning.go);
-    if (HasPreload(c, opts)) ApplyPreload(c, tuning);
+    if (HasPreload(c, opts)) {
+      ApplyPreload(c, tuning);
+      if (tuning.preload.allocator != Allocator::kDefault) {
+        SetEnv(c, "LD_PRELOAD", AllocatorPreload(AllocatorName(tuning.preload.allocator), opts));
+        chain_allocator = true;
+      }
+    }
+  }
+  // The install init container copies the allocator from the agent image into the
+  // shared volume, beside the library.
+  if (chain_allocator) {
+    for (Json& ic : t["spec"]["initContainers"]) {
+      if (ic.value("name", "") != kInstallContainer) continue;
+      ic["args"].push_back("--allocator");
+      ic["args"].push_back(std::string(AllocatorName(tuning.preload.allocator)));
+    }
   }
   UpsertByName(containers, AgentContainer(arm, "tune", ctx, opts, tuning_json.dump(),
                                           SidecarResources(original, opts)));

@@ -288,10 +288,15 @@ TEST(TunedTemplateTest, AddsTheTuning) {
   EXPECT_EQ(Env(app, "BOOSTER_LISTEN_BACKLOG"), "4096");
   EXPECT_EQ(Env(app, "BOOSTER_TCP_NODELAY"), "1");
   EXPECT_EQ(Env(app, "BOOSTER_TCP_QUICKACK"), "<unset>");
-  EXPECT_EQ(Env(app, "BOOSTER_ALLOCATOR"), "jemalloc");
+  EXPECT_EQ(Env(app, "BOOSTER_ALLOCATOR"), "<unset>") << "nothing reads it";
   EXPECT_EQ(Env(app, "BOOSTER_THREADS"), "confine");
   EXPECT_EQ(Env(app, "BOOSTER_NUMA"), "preferred");
-  EXPECT_EQ(Env(app, "LD_PRELOAD"), "/booster/libbooster.so");
+  // The allocator is loaded first, so its malloc is the one the program binds to, and
+  // the install container copies it from the agent image.
+  EXPECT_EQ(Env(app, "LD_PRELOAD"), "/booster/libjemalloc.so.2:/booster/libbooster.so");
+  const Json* install = Find((*t)["spec"]["initContainers"], kInstallContainer);
+  ASSERT_NE(install, nullptr);
+  EXPECT_EQ((*install)["args"], Json::parse(R"(["install", "/booster", "--allocator", "jemalloc"])"));
   // GOMAXPROCS replaced in place: the env list keeps its order.
   EXPECT_EQ(app["env"][1]["name"], "GOMAXPROCS");
 

@@ -25,6 +25,7 @@ namespace booster::e2e {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 std::string Trim(absl::string_view s) { return std::string(absl::StripAsciiWhitespace(s)); }
 
@@ -248,6 +249,51 @@ TEST_F(PodTemplateE2eTest, TheTunedPodKeepsItsQosClass) {
     EXPECT_EQ(Trim(*qos), c.qos) << "enrollment changed the pod's QoS class";
     ExpectEnrolledPod(pod);
     // The next case starts from no pod at all.
+    ASSERT_TRUE(Kubectl({"-n", ns_.name(), "delete", "deploy", "web"}).ok());
+    absl::Status gone = WaitFor(
+        [&]() -> absl::StatusOr<bool> {
+          absl::StatusOr<std::string> pods =
+              Kubectl({"-n", ns_.name(), "get", "pods", "-l", "app=web", "-o", "name"});
+          if (!pods.ok() || !Trim(*pods).empty()) return absl::UnavailableError("pods left");
+          return true;
+        },
+        absl::Minutes(1));
+    ASSERT_TRUE(gone.ok()) << gone;
+  }
+}
+
+// tuning.runtime.preload.allocator: the install init container copies the chosen
+// allocator from the agent image into the shared volume, and LD_PRELOAD chains it in front
+// of libbooster.so, so the loader maps it into the app (read in /proc/<pid>/maps) and the
+// install container's log names it.
+TEST_F(PodTemplateE2eTest, TheChosenAllocatorIsLoadedInTheApp) {
+  ASSERT_TRUE(ns_.status().ok()) << ns_.status();
+  struct Case {
+    rollout::Allocator allocator;
+    const char* file;
+  };
+  for (const Case& c : {Case{rollout::Allocator::kJemalloc, "libjemalloc.so.2"},
+                        Case{rollout::Allocator::kMimalloc, "libmimalloc.so.2"},
+                        Case{rollout::Allocator::kTcmalloc, "libtcmalloc_minimal.so.4"}}) {
+    rollout::Tuning tuning;
+    tuning.preload.allocator = c.allocator;
+    absl::StatusOr<Json> tmpl = rollout::TunedTemplate(HttpServerTemplate("web"), tuning,
+                                                       rollout::kArmCanary, Context(), Options());
+    ASSERT_TRUE(tmpl.ok()) << tmpl.status();
+    std::string pod = DeployAndGetPod(*tmpl);
+    ASSERT_FALSE(pod.empty()) << c.file;
+    pid_t pid = ExpectEnrolledPod(pod);
+    ASSERT_GT(pid, 0);
+    absl::StatusOr<std::string> maps = ReadFile(absl::StrCat("/proc/", pid, "/maps"));
+    ASSERT_TRUE(maps.ok()) << maps.status();
+    EXPECT_THAT(*maps, HasSubstr(absl::StrCat("/booster/", c.file)))
+        << "the allocator is not loaded in the app";
+    // Only the chosen one.
+    for (const char* other : {"libjemalloc", "libmimalloc", "libtcmalloc"}) {
+      if (!absl::StartsWith(c.file, other)) {
+        EXPECT_THAT(*maps, Not(HasSubstr(other)));
+      }
+    }
     ASSERT_TRUE(Kubectl({"-n", ns_.name(), "delete", "deploy", "web"}).ok());
     absl::Status gone = WaitFor(
         [&]() -> absl::StatusOr<bool> {
