@@ -274,6 +274,8 @@ absl::Status OperatorProcess::Build() {
   metrics_ = std::make_unique<OperatorMetrics>();
   steps_ = std::make_unique<StepTracker>(metrics_.get(), &windows_);
   feedback_metrics_ = std::make_unique<feedback::PrometheusFeedbackObserver>(*metrics_->registry);
+  feedback_observers_ = std::make_unique<feedback::FanOutObserver>(
+      std::vector<feedback::FeedbackObserver*>{feedback_metrics_.get(), &reach_});
   kube::Client* c = client_.get();
   auto informer = [&](const kube::Resource& r, std::string selector) {
     kube::InformerOptions io;
@@ -309,6 +311,18 @@ absl::Status OperatorProcess::Build() {
     };
     return rollout::ArmsReport{s->step.step, arm(feedback::Arm::kBaseline),
                                arm(feedback::Arm::kCanary)};
+  };
+  ro.reach = [this](const std::string& key) -> std::optional<rollout::ReachReport> {
+    feedback::ReachSummary s = reach_.Summary(key);
+    if (s.pods == 0) return std::nullopt;
+    rollout::ReachReport r{.pods = s.pods, .not_reached = {}};
+    for (const feedback::UnreachedKnob& k : s.not_reached) {
+      r.not_reached.push_back({k.knob,
+                               k.outcome == feedback::KnobOutcome::kFailed ? "Failed"
+                                                                           : "NotReachable",
+                               k.reason, k.pods});
+    }
+    return r;
   };
   if (!options_.agent_feedback_ca_file.empty()) {
     absl::StatusOr<std::string> ca = kube::ReadFileToString(options_.agent_feedback_ca_file);
@@ -381,7 +395,7 @@ absl::Status OperatorProcess::StartFeedback() {
       feedback::FeedbackServerDeps{.reviewer = reviewer_.get(),
                                    .pods = pod_lookup_.get(),
                                    .store = &windows_,
-                                   .observer = feedback_metrics_.get(),
+                                   .observer = feedback_observers_.get(),
                                    .clock = clock_});
   if (!server.ok()) return server.status();
   feedback_ = *std::move(server);

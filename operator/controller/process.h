@@ -36,6 +36,7 @@
 #include "operator/controller/store_window_source.h"
 #include "operator/feedback/pod_lookup.h"
 #include "operator/feedback/prometheus_observer.h"
+#include "operator/feedback/reach_tracker.h"
 #include "operator/feedback/server.h"
 #include "operator/feedback/token_review.h"
 #include "operator/feedback/window_store.h"
@@ -106,6 +107,8 @@ class OperatorProcess {
   // time inside it. Declared after windows_, which it reads.
   StoreWindowSource window_source_{&windows_};
   analysis::JudgeVerdictSource verdicts_{window_source_};
+  // What the canary agents applied, for condition TuningReached; fed by the server.
+  feedback::ReachTracker reach_;
   std::unique_ptr<ProfileReconciler> reconciler_;
   std::unique_ptr<kube::Controller> controller_;
   std::unique_ptr<kube::LeaderElector> elector_;
@@ -113,6 +116,7 @@ class OperatorProcess {
   std::unique_ptr<feedback::KubeTokenReviewer> reviewer_;
   std::unique_ptr<feedback::StorePodLookup> pod_lookup_;
   std::unique_ptr<feedback::PrometheusFeedbackObserver> feedback_metrics_;
+  std::unique_ptr<feedback::FanOutObserver> feedback_observers_;  // the metrics and reach_
   std::unique_ptr<feedback::FeedbackServer> feedback_;
   std::atomic<int> feedback_port_{0};
   bool endpoint_published_ = false;  // under mu_

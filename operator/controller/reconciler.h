@@ -123,6 +123,9 @@ struct ReconcilerOptions {
   // What the agents reported for profile "ns/name"'s current step (status.arms); unset or
   // nullopt = unknown (no window store). Called inside a reconcile: cheap, thread-safe.
   std::function<std::optional<rollout::ArmsReport>(const std::string& key)> arms;
+  // What the canary agents of profile "ns/name" applied (condition TuningReached); unset
+  // or nullopt = unknown. Called inside a reconcile: cheap, thread-safe.
+  std::function<std::optional<rollout::ReachReport>(const std::string& key)> reach;
 };
 
 class ProfileReconciler {

@@ -5,6 +5,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 
 namespace booster::rollout {
@@ -262,6 +263,7 @@ class Machine {
   bool HasOurAnnotations() const { return HasAnyOf(target()); }
   bool TargetEdited();
   bool CanaryRejected();
+  void ReportReach();
   bool SpecChangedInFlight();
   void FollowExternalScale();
   bool EffectivelyPaused(std::string* why) const;
@@ -597,6 +599,28 @@ bool Machine::CanaryRejected() {
   return false;
 }
 
+// Surfaces the knobs the canary's agents could not apply (condition TuningReached).
+void Machine::ReportReach() {
+  if (!obs_.reach || obs_.reach->pods == 0) return;
+  const ReachReport& r = *obs_.reach;
+  if (r.not_reached.empty()) {
+    SetCond(kConditionTuningReached, true, "Reached",
+            absl::StrCat("every knob took effect in the ", r.pods,
+                         " canary pods whose agents reported"));
+    return;
+  }
+  std::vector<std::string> parts;
+  for (const UnreachedKnob& k : r.not_reached) {
+    parts.push_back(absl::StrCat(k.knob, " ", k.outcome == "Failed" ? "failed" : "not reached",
+                                 " in ", k.pods, " of ", r.pods, " canary pods: ", k.reason));
+  }
+  const std::string msg = absl::StrJoin(parts, "; ");
+  const Condition* before = FindCondition(s_.conditions, kConditionTuningReached);
+  const bool changed = before == nullptr || before->status != "False" || before->message != msg;
+  SetCond(kConditionTuningReached, false, "NotReached", msg);
+  if (changed) Event(true, "KnobsNotReached", msg);
+}
+
 // The tuning, steps or containers changed while a rollout was under way. A canary
 // judged on the old tuning says nothing about the new one: restart at the first step, or
 // (mid-promotion, where the target already holds part of the old tuning) roll back.
@@ -795,6 +819,8 @@ void Machine::Pending() {
   s_.step_start_time = now_;
   SetCond(kConditionTargetModified, false, "Unchanged", "");
   SetCond(kConditionTuningRejected, false, "Admitted", "");
+  SetCondition(s_.conditions, kConditionTuningReached, "Unknown", "NoReport",
+               "no canary agent has reported yet", gen(), now_);
   To(Phase::kEnrolling, "Enrolling",
      absl::StrCat("enrolling Deployment ", t.name,
                   ": agent sidecar in observe mode and the dormant runtime library"));
@@ -889,6 +915,7 @@ void Machine::Progressing() {
     return;
   }
   if (CanaryRejected()) return;
+  ReportReach();
   const bool ready = Settled(canary(), s_.canary_replicas, TemplateMarker(*canary_tmpl)) &&
                      Settled(target(), s_.stable_replicas, "");
   if (!ready) {

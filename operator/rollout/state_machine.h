@@ -86,6 +86,20 @@ struct RejectedPod {
 // the kubelet's admission refusals a tuning causes (SysctlForbidden).
 std::optional<RejectedPod> ObserveRejectedPod(const Json& pod);
 
+// What the canary's agents said in their Applied messages about the knobs of the tuning
+// (condition TuningReached): how many canary pods reported, and the knobs that did not
+// take effect in some of them.
+struct UnreachedKnob {
+  std::string knob;     // the agent's setting key: "placement", "runtime.listen_backlog", ...
+  std::string outcome;  // "NotReachable" (cannot act on this program) or "Failed"
+  std::string reason;   // the agent's words
+  int pods = 0;         // of ReachReport::pods
+};
+struct ReachReport {
+  int pods = 0;
+  std::vector<UnreachedKnob> not_reached;
+};
+
 struct Observations {
   DeploymentView target;
   DeploymentView canary;
@@ -99,6 +113,9 @@ struct Observations {
   std::optional<ArmsReport> arms;
   // Pods of this profile the kubelet refused (ObserveRejectedPod), in any order.
   std::vector<RejectedPod> rejected_pods;
+  // What the canary's agents applied, when the operator receives their stream; nullopt
+  // or pods == 0 = nothing known (the condition is then left as it is).
+  std::optional<ReachReport> reach;
 };
 
 enum class ActionType {
@@ -167,6 +184,12 @@ inline constexpr char kConditionConflict[] = "Conflict";
 // rejected a canary pod for a sysctl it does not allow); the rollout then rolls back at
 // once. False (reason Admitted) when a new rollout starts.
 inline constexpr char kConditionTuningRejected[] = "TuningRejected";
+// Whether every knob of the tuning took effect in the canary pods whose agents reported:
+// True (reason Reached); False (reason NotReached) naming each knob that could not act
+// (for example placement on a program libbooster.so cannot reach) and why, with a Warning
+// Event KnobsNotReached when that list changes. Unknown (NoReport) when a rollout starts.
+// Informational: it does not fail the step; the verdict judges what the canary measures.
+inline constexpr char kConditionTuningReached[] = "TuningReached";
 
 }  // namespace booster::rollout
 

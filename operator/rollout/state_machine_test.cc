@@ -73,6 +73,8 @@ class Sim {
   std::optional<ArmsReport> arms;
   // Pods the kubelet refused (Observations::rejected_pods).
   std::vector<RejectedPod> rejected;
+  // What the canary's agents applied (Observations::reach).
+  std::optional<ReachReport> reach;
   absl::Time& now() { return now_; }
   absl::Time time() const { return now_; }
   bool profile_gone() const { return gone_; }
@@ -105,6 +107,7 @@ class Sim {
     Observations obs{ObserveDeployment(target_), ObserveDeployment(canary_), hpa_};
     obs.arms = arms;
     obs.rejected_pods = rejected;
+    obs.reach = reach;
     return Reconcile(*p, obs, verdicts, now_, opts_);
   }
 
@@ -692,6 +695,41 @@ TEST(ReconcileTest, ACanaryPodTheKubeletRefusesRollsBackAtOnceWithACondition) {
   sim.EditSpec([](Json& spec) { spec["tuning"]["sysctls"] = Json::object(); });
   Drive(sim, verdicts, [&] { return sim.phase() == Phase::kProgressing; });
   EXPECT_EQ(sim.Cond(kConditionTuningRejected).status, "False");
+}
+
+TEST(ReconcileTest, KnobsTheCanaryAgentsCouldNotApplyAreAConditionAndOneWarning) {
+  Sim sim(10);
+  TimeVerdictSource verdicts;
+  Drive(sim, verdicts, [&] { return sim.phase() == Phase::kProgressing; });
+  EXPECT_EQ(sim.Cond(kConditionTuningReached).status, "Unknown");
+  sim.reach = ReachReport{.pods = 2,
+                          .not_reached = {{"placement", "NotReachable",
+                                           "static binary: threads placed from outside only", 2}}};
+  auto warnings = [&] {
+    int n = 0;
+    for (const Action& e : sim.events()) n += e.reason == "KnobsNotReached";
+    return n;
+  };
+  sim.Step(verdicts);
+  Condition c = sim.Cond(kConditionTuningReached);
+  EXPECT_EQ(c.status, "False");
+  EXPECT_EQ(c.reason, "NotReached");
+  EXPECT_EQ(c.message,
+            "placement not reached in 2 of 2 canary pods: static binary: threads placed from "
+            "outside only");
+  EXPECT_EQ(warnings(), 1);
+  sim.Step(verdicts);
+  EXPECT_EQ(warnings(), 1) << "the same news is not announced twice";
+  // It informs; it does not decide: the rollout goes on.
+  EXPECT_EQ(sim.phase(), Phase::kProgressing);
+  sim.reach = ReachReport{.pods = 3, .not_reached = {}};
+  sim.Step(verdicts);
+  EXPECT_EQ(sim.Cond(kConditionTuningReached).status, "True");
+  // No report (say, a new leader that has not heard from the agents yet) changes nothing.
+  sim.reach = ReachReport{};
+  sim.Step(verdicts);
+  EXPECT_EQ(sim.Cond(kConditionTuningReached).status, "True");
+  Drive(sim, verdicts, [&] { return sim.phase() == Phase::kPromoted; });
 }
 
 TEST(ObserveRejectedPodTest, OnlyAFailedPodTheKubeletRefusedForASysctl) {
