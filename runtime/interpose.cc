@@ -171,6 +171,14 @@ F Resolve(std::atomic<F>& slot, const char* name) {
   return f;
 }
 
+// The same pointer, with nothing known about it. For parameters libc's headers declare
+// __nonnull although libc accepts NULL: without it the compiler deletes a NULL check.
+template <typename T>
+T* Opaque(T* p) {
+  asm("" : "+r"(p));
+  return p;
+}
+
 // Direct system calls, used only if libc's definition cannot be found.
 int SysListen(int fd, int backlog) { return static_cast<int>(syscall(SYS_listen, fd, backlog)); }
 int SysAccept4(int fd, sockaddr* a, socklen_t* l, int flags) {
@@ -745,10 +753,10 @@ BOOSTER_EXPORT int connect(int fd, const sockaddr* addr, socklen_t len) {
     MaybeOpenControl();
     MaybeRefresh();
     uint64_t features = g_features.load(std::memory_order_acquire);
-    if ((features & kSocketFeatures) && addr != nullptr && len >= sizeof(sa_family_t) &&
-        (addr->sa_family == AF_INET || addr->sa_family == AF_INET6)) {
-      ApplySocketOptions(fd, features);
-    }
+    // The socket, not the address, says whether this is TCP (ApplySocketOptions asks
+    // SO_PROTOCOL). The address is never read here: libc hands it to the kernel, which
+    // answers EFAULT for one the caller cannot read, and so must the library.
+    if (features & kSocketFeatures) ApplySocketOptions(fd, features);
   }
   return RealConnect()(fd, addr, len);
 }
@@ -819,8 +827,12 @@ BOOSTER_EXPORT int clock_getres(clockid_t id, struct timespec* res) noexcept {
 
 BOOSTER_EXPORT int gettimeofday(struct timeval* tv, void* tz) noexcept {
   MaybeRefresh();
+  // A NULL tv asks for nothing (libc returns 0), so only a real buffer is served from the
+  // coarse clock. glibc declares tv __nonnull, which would let the compiler drop this
+  // check; Opaque() keeps it.
+  tv = Opaque(tv);
   if (BOOSTER_UNLIKELY(g_features.load(std::memory_order_relaxed) & BOOSTER_FEATURE_COARSE_CLOCK) &&
-      tz == nullptr) {
+      tv != nullptr && tz == nullptr) {
     timespec ts{};
     int rc = RealClockGettime()(CLOCK_REALTIME_COARSE, &ts);
     if (rc == 0) {
