@@ -1,15 +1,21 @@
 #include "sidecar/agent.h"
 
+#include <dirent.h>
 #include <sched.h>
 
 #include <algorithm>
 #include <cstdio>
+#include <set>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "sidecar/cgroup.h"
 #include "sidecar/cpu_list.h"
+#include "sidecar/file_util.h"
+#include "sidecar/proc_stats.h"
 #include "sidecar/window_metrics.h"
 
 namespace booster::agent {
@@ -26,6 +32,33 @@ std::vector<std::string> KeysWithPrefix(const Directive& d, absl::string_view pr
     if (absl::StartsWith(k, prefix)) out.push_back(k);
   }
   return out;
+}
+
+// The value of `name:` in a /proc/<pid>/status text ("" when absent).
+std::string StatusField(absl::string_view status, absl::string_view name) {
+  for (absl::string_view line : absl::StrSplit(status, '\n')) {
+    if (absl::ConsumePrefix(&line, name) && absl::ConsumePrefix(&line, ":")) {
+      return std::string(absl::StripAsciiWhitespace(line));
+    }
+  }
+  return "";
+}
+
+// The union of Cpus_allowed_list over the threads of `pid` (world-readable).
+std::vector<int> ThreadsCpus(const std::string& proc_root, int pid) {
+  std::set<int> cpus;
+  std::string dir = absl::StrCat(proc_root, "/", pid, "/task");
+  if (DIR* d = opendir(dir.c_str())) {
+    while (dirent* e = readdir(d)) {
+      if (e->d_name[0] == '.') continue;
+      absl::StatusOr<std::string> st = ReadFile(absl::StrCat(dir, "/", e->d_name, "/status"));
+      if (!st.ok()) continue;
+      absl::StatusOr<std::vector<int>> list = ParseCpuList(StatusField(*st, "Cpus_allowed_list"));
+      if (list.ok()) cpus.insert(list->begin(), list->end());
+    }
+    closedir(d);
+  }
+  return std::vector<int>(cpus.begin(), cpus.end());
 }
 
 }  // namespace
@@ -45,7 +78,10 @@ absl::Status Agent::RevertAll(const std::string& why) {
     if (!j.ok()) return j.status();
     journal_ = *std::move(j);
   }
-  if (journal_->empty()) return absl::OkStatus();
+  // Nothing journaled and no directive in force: nothing to undo, nothing to say. A
+  // directive in force that changed nothing (its threads were already placed as planned)
+  // still ends with an Applied, so the operator knows it is no longer in force.
+  if (journal_->empty() && !active_.has_value()) return absl::OkStatus();
   Appliers appliers(&*journal_, config_.proc_root);
   std::vector<std::string> log;
   absl::Status s = appliers.RevertAll(&log);
@@ -59,9 +95,96 @@ absl::Status Agent::RevertAll(const std::string& why) {
   reporter_->Applied(status);
   if (s.ok()) {
     active_.reset();
-    placed_.clear();
+    placements_.clear();
   }
   return s;
+}
+
+namespace {
+
+// Whether libbooster.so is mapped into `pid`: true / false, or why it cannot be told
+// (/proc/<pid>/maps needs ptrace-read access: the same user and no fewer capabilities).
+absl::StatusOr<bool> LoadsLibbooster(const std::string& proc_root, int pid) {
+  absl::StatusOr<std::string> maps = ReadFile(absl::StrCat(proc_root, "/", pid, "/maps"));
+  if (!maps.ok()) return maps.status();
+  return absl::StrContains(*maps, "/libbooster.so");
+}
+
+}  // namespace
+
+absl::StatusOr<Limits> Agent::TargetLimits() {
+  const bool in_pod = config_.selector.pod_peers;
+  Limits l;
+  if (!in_pod) {
+    absl::StatusOr<Limits> cg = LimitsOfProcess(config_.proc_root, targets_.front());
+    if (!cg.ok()) return cg.status();
+    l = *std::move(cg);
+  } else {
+    // The app container's cpuset as its threads see it: the union of their affinity
+    // (every thread's mask lies inside the cpuset; libbooster.so's `pin` shrinks single
+    // threads, never the union of a process's threads below what they use).
+    std::set<int> cpus;
+    for (int pid : targets_) {
+      for (int cpu : ThreadsCpus(config_.proc_root, pid)) cpus.insert(cpu);
+    }
+    l.cpus.assign(cpus.begin(), cpus.end());
+    absl::StatusOr<std::string> status =
+        ReadFile(absl::StrCat(config_.proc_root, "/", targets_.front(), "/status"));
+    if (status.ok()) {
+      absl::StatusOr<std::vector<int>> mems =
+          ParseCpuList(StatusField(*status, "Mems_allowed_list"));
+      if (mems.ok()) l.mems = *mems;
+    }
+  }
+  if (config_.target_cpu_limit_millis.has_value()) {
+    l.cpu_quota_cores = static_cast<double>(*config_.target_cpu_limit_millis) / 1000;
+    l.cfs_period_us = 100000;
+    l.cfs_quota_us = *config_.target_cpu_limit_millis * 100;
+  }
+  if (config_.target_memory_limit_bytes.has_value()) {
+    l.memory_limit_bytes = static_cast<uint64_t>(*config_.target_memory_limit_bytes);
+  }
+  return l;
+}
+
+absl::StatusOr<std::string> Agent::PlaceProcess(int pid, PlacementMode mode, bool* reached) {
+  ThreadPlacementState& state = placements_[pid];
+  state.pid = pid;
+  const bool pin = mode == PlacementMode::kPinned;
+  Appliers appliers(&*journal_, config_.proc_root);
+  absl::StatusOr<PlaceThreadsResult> r = appliers.PlaceThreads(plan_->cpu_order, pin, &state);
+  if (!r.ok()) return r.status();
+  std::string comm = ReadFile(absl::StrCat(config_.proc_root, "/", pid, "/comm")).value_or("?");
+  comm = std::string(absl::StripTrailingAsciiWhitespace(comm));
+  absl::StatusOr<bool> lib = LoadsLibbooster(config_.proc_root, pid);
+  std::string how =
+      !lib.ok() ? absl::StrCat("libbooster.so unknown (", lib.status().message(), ")")
+      : *lib    ? std::string("libbooster.so loaded: control page places the threads it starts")
+                : std::string("libbooster.so not loaded (a static binary?)");
+  const std::string what =
+      pin ? absl::StrCat("each thread pinned to one CPU of ", FormatCpuList(plan_->cpus))
+          : absl::StrCat("threads confined to ", FormatCpuList(plan_->cpus));
+  if (!r->denied.ok()) {
+    placements_.erase(pid);
+    *reached = false;
+    return absl::StrCat("pid ", pid, " (", comm,
+                        "): not reached from outside: ", r->denied.message(),
+                        " (the agent needs the app's user or CAP_SYS_NICE; docs/agent.md); ", how);
+  }
+  *reached = true;
+  return absl::StrCat("pid ", pid, " (", comm, "): ", what, "; sched_setaffinity from outside on ",
+                      r->changed, " threads, ", r->already, " already placed; ", how);
+}
+
+void Agent::PlaceNewThreads() {
+  if (!active_.has_value() || active_->placement == PlacementMode::kNone || !plan_.has_value()) {
+    return;
+  }
+  for (auto& [pid, state] : placements_) {
+    Appliers appliers(&*journal_, config_.proc_root);
+    (void)appliers.PlaceThreads(plan_->cpu_order, active_->placement == PlacementMode::kPinned,
+                                &state);
+  }
 }
 
 absl::Status Agent::ApplyDirective(const Directive& d, AppliedStatus* status) {
@@ -72,7 +195,7 @@ absl::Status Agent::ApplyDirective(const Directive& d, AppliedStatus* status) {
   }
   targets_ = *targets;
   status->target_pids = targets_;
-  absl::StatusOr<Limits> limits = LimitsOfProcess(config_.proc_root, targets_.front());
+  absl::StatusOr<Limits> limits = TargetLimits();
   if (!limits.ok()) return limits.status();
   absl::StatusOr<Plan> plan = PlanPlacement(*topology_, *limits, d.policy);
   if (!plan.ok()) return plan.status();
@@ -80,16 +203,71 @@ absl::Status Agent::ApplyDirective(const Directive& d, AppliedStatus* status) {
   status->plan = *plan;
 
   Appliers appliers(&*journal_, config_.proc_root);
-  if (d.placement) {
-    if (absl::Status s = appliers.SetAffinity(targets_, plan->cpus); !s.ok()) {
-      status->failed_knobs = {"placement"};
-      return s;
+  if (d.placement != PlacementMode::kNone) {
+    std::vector<std::string> lines;
+    int reached = 0;
+    for (int pid : targets_) {
+      bool ok = false;
+      absl::StatusOr<std::string> line = PlaceProcess(pid, d.placement, &ok);
+      if (!line.ok()) {
+        status->failed_knobs = {"placement"};
+        return line.status();
+      }
+      reached += ok ? 1 : 0;
+      lines.push_back(*line);
+      status->applied.push_back(
+          absl::StrCat("placement ", PlacementModeName(d.placement), ": ", *line));
     }
-    placed_ = targets_;
-    status->applied.push_back(
-        absl::StrCat("affinity of ", targets_.size(), " processes -> ", FormatCpuList(plan->cpus)));
+    status->knob_notes["placement"] =
+        absl::StrCat(PlacementModeName(d.placement), ": ", absl::StrJoin(lines, "; "));
+    if (reached == 0) {
+      status->failed_knobs = {"placement"};
+      return absl::PermissionDeniedError(
+          absl::StrCat("placement reached no target process: ", absl::StrJoin(lines, "; ")));
+    }
   }
-  if (d.migrate_memory && !plan->memory_nodes.empty()) {
+  if (d.numa != NumaMode::kNone) {
+    std::vector<std::string> lines;
+    const bool several_nodes = topology_->numa_nodes.size() > 1;
+    for (int pid : targets_) {
+      absl::StatusOr<bool> lib = LoadsLibbooster(config_.proc_root, pid);
+      const bool policy_by_page =
+          (d.page.features & BOOSTER_FEATURE_NUMA_MEMPOLICY) != 0 && d.runtime;
+      std::string policy =
+          !policy_by_page ? std::string("no memory policy asked of libbooster.so")
+          : !lib.ok()     ? absl::StrCat(
+                                "memory policy by libbooster.so's control page if it is "
+                                    "loaded (cannot tell: ",
+                                lib.status().message(), ")")
+          : *lib ? absl::StrCat("memory policy ",
+                                d.page.numa_mode == BOOSTER_NUMA_BIND ? "bind" : "preferred",
+                                " to nodes ", FormatCpuList(plan->memory_nodes),
+                                " by libbooster.so (control page)")
+                 : std::string(
+                       "memory policy not reached: Linux sets it only from inside the "
+                       "process and libbooster.so is not loaded");
+      std::string pages;
+      if (d.migrate_memory) {
+        if (plan->memory_nodes.empty()) {
+          pages = "no memory node to move pages to";
+        } else if (!several_nodes) {
+          pages = "one NUMA node: no page to move";
+        } else if (absl::Status m = appliers.MigrateMemory({pid}, plan->memory_nodes); m.ok()) {
+          pages = absl::StrCat("pages moved to nodes ", FormatCpuList(plan->memory_nodes),
+                               " (migrate_pages from outside)");
+        } else {
+          pages = absl::StrCat("pages not moved: ", m.message());
+        }
+      }
+      std::string line = absl::StrCat("pid ", pid, ": ", policy, pages.empty() ? "" : "; ", pages);
+      status->applied.push_back(absl::StrCat("numa ", NumaModeName(d.numa), ": ", line));
+      lines.push_back(std::move(line));
+    }
+    status->knob_notes["numa"] = absl::StrCat(
+        NumaModeName(d.numa), " (CPUs on ", plan->cross_numa ? "several nodes" : "one node",
+        ", memory nodes ", FormatCpuList(plan->memory_nodes), "): ", absl::StrJoin(lines, "; "));
+  }
+  if (d.migrate_memory && d.numa == NumaMode::kNone && !plan->memory_nodes.empty()) {
     if (absl::Status s = appliers.MigrateMemory(targets_, plan->memory_nodes); !s.ok()) {
       status->failed_knobs = {"migrate_memory"};
       return s;
@@ -138,7 +316,7 @@ void Agent::HandleDirective(const Directive& d) {
   if (d.action == Directive::Action::kApply) status.knobs = d.keys;
   if (reverted.ok()) {
     active_.reset();
-    placed_.clear();
+    placements_.clear();
   }
   if (!reverted.ok()) {
     status.ok = false;
@@ -171,16 +349,12 @@ void Agent::RefreshTargets() {
   if (!t.ok()) return;
   targets_ = *t;
   // New processes of an applied placement get the same CPUs.
-  if (active_.has_value() && active_->placement && plan_.has_value()) {
-    std::vector<int> fresh;
+  if (active_.has_value() && active_->placement != PlacementMode::kNone && plan_.has_value()) {
     for (int pid : targets_) {
-      if (std::find(placed_.begin(), placed_.end(), pid) == placed_.end()) fresh.push_back(pid);
-    }
-    if (!fresh.empty()) {
-      Appliers appliers(&*journal_, config_.proc_root);
-      if (appliers.SetAffinity(fresh, plan_->cpus).ok()) {
-        placed_.insert(placed_.end(), fresh.begin(), fresh.end());
-      }
+      if (placements_.count(pid) != 0) continue;
+      bool reached = false;
+      absl::StatusOr<std::string> line = PlaceProcess(pid, active_->placement, &reached);
+      if (line.ok()) std::fprintf(stderr, "booster-agent: placement: %s\n", line->c_str());
     }
   }
   if (targets_ == measured_) return;
@@ -220,10 +394,17 @@ void Agent::Tick() {
       reporter_->Applied(status);
       if (metrics_ != nullptr) metrics_->ObserveApplied(false, 0);
     } else if (d->has_value()) {
+      initial_pending_ = false;  // the operator's (or the file's) directive replaces it
       HandleDirective(**d);
     }
   }
   if (ticks_ % kRescanTicks == 0 || targets_.empty()) RefreshTargets();
+  // The pod's own tuning, once there is an application to apply it to.
+  if (initial_pending_ && !targets_.empty()) {
+    initial_pending_ = false;
+    HandleDirective(*config_.initial_directive);
+  }
+  PlaceNewThreads();
   absl::Time t0 = absl::Now();
   absl::StatusOr<TickDelta> delta = sampler_->Sample(targets_, now);
   bool ok = delta.ok();
@@ -321,6 +502,7 @@ absl::Status Agent::Run(const std::atomic<bool>& stop) {
   scraper_ = std::make_unique<AppScraper>(config_.app_metrics, config_.proc_root,
                                           config_.discover_app_port);
   RefreshTargets();
+  initial_pending_ = config_.initial_directive.has_value();
 
   HelloInfo hello;
   hello.identity = config_.identity;

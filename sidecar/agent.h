@@ -10,6 +10,7 @@
 #define BOOSTER_SIDECAR_AGENT_H_
 
 #include <atomic>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -44,6 +45,16 @@ struct AgentConfig {
   absl::Duration window = absl::Seconds(10);
   std::string proc_root = "/proc";
   int max_ticks = 0;  // 0: run until stopped
+  // The tuning the pod was created with (BOOSTER_TUNING), as the directive applied once
+  // the first target process is found; a directive from the operator or the file
+  // replaces it. None: wait for directives.
+  std::optional<Directive> initial_directive;
+  // The app container's limits as its pod spec gives them (BOOSTER_TARGET_CPU_LIMIT,
+  // BOOSTER_TARGET_MEMORY_LIMIT). Inside a pod the agent cannot read the app's cgroup
+  // (its own cgroup namespace), so with pod_peers these replace the cgroup's limits and
+  // the app's cpuset is read from its threads' Cpus_allowed_list.
+  std::optional<int64_t> target_cpu_limit_millis;
+  std::optional<int64_t> target_memory_limit_bytes;
 };
 
 class Agent {
@@ -67,6 +78,14 @@ class Agent {
   // Scrapes the application; nullopt with `error` set when it cannot.
   std::optional<PromScrape> ScrapeApp(std::string* error);
   absl::Status ApplyDirective(const Directive& d, AppliedStatus* status);
+  // The limits the plan is made for: the target's cgroup, or in a pod the env's limits
+  // and the union of the targets' threads' affinity.
+  absl::StatusOr<Limits> TargetLimits();
+  // Places the threads of `pid` not placed yet (a new process, or new threads of one
+  // placed before); returns one line on what it did, for Applied.
+  absl::StatusOr<std::string> PlaceProcess(int pid, PlacementMode mode, bool* reached);
+  // Every tick while a placement is in force: threads started since the last tick.
+  void PlaceNewThreads();
 
   AgentConfig config_;
   Clock* clock_;
@@ -78,7 +97,9 @@ class Agent {
   std::string arm_ = "baseline";
   std::optional<Directive> active_;  // the applied directive, if any
   std::vector<int> targets_;
-  std::vector<int> placed_;  // pids whose threads were pinned
+  // The placed processes by pid (only while a directive with a placement is in force).
+  std::map<int, ThreadPlacementState> placements_;
+  bool initial_pending_ = false;
   std::optional<Plan> plan_;
   std::unique_ptr<ProcessSampler> sampler_;
   std::unique_ptr<WindowAggregator> windows_;

@@ -14,11 +14,13 @@
 #include <optional>
 #include <thread>
 
+#include "absl/strings/str_join.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "sidecar/cpu_list.h"
 #include "sidecar/http_get.h"
 #include "sidecar/test_app_server.h"
+#include "sidecar/tuning_directive.h"
 
 namespace booster::agent {
 namespace {
@@ -110,6 +112,34 @@ class AgentTest : public ::testing::Test {
   pid_t child_ = -1;
   AgentConfig config_;
 };
+
+// The pod's tuning (BOOSTER_TUNING) as the initial directive: applied once the target
+// is found, from outside on a program without libbooster.so, with the CPU limit given
+// as the pod's (500m: one CPU), and said per process in the knob's note.
+TEST_F(AgentTest, TheInitialTuningPinsTheTargetWithinItsCpuLimit) {
+  absl::StatusOr<std::optional<Directive>> initial =
+      DirectiveFromTuning(R"({"cpu":{"placement":"pinned","numa":"preferred"}})", "canary");
+  ASSERT_TRUE(initial.ok() && initial->has_value());
+  config_.initial_directive = **initial;
+  config_.target_cpu_limit_millis = 500;
+  config_.max_ticks = 3;
+  RecordingReporter reporter(child_);
+  Agent agent(config_, &RealClock::Get(), nullptr, &reporter, nullptr);
+  std::atomic<bool> stop{false};
+  ASSERT_TRUE(agent.Run(stop).ok());
+  ASSERT_GE(reporter.applied.size(), 2u);  // the initial directive, then the shutdown revert
+  AppliedStatus a = reporter.applied[0];
+  EXPECT_TRUE(a.ok) << absl::StrJoin(a.failed, "; ");
+  EXPECT_EQ(a.generation, 0);
+  EXPECT_EQ(reporter.affinity_at_applied[0].size(), 1u) << "500m: one CPU, the thread pinned";
+  ASSERT_TRUE(a.plan.has_value());
+  EXPECT_EQ(a.plan->gomaxprocs, 1);
+  EXPECT_THAT(a.knob_notes["placement"], HasSubstr("sched_setaffinity from outside on 1 threads"));
+  EXPECT_THAT(a.knob_notes["placement"], HasSubstr("libbooster.so not loaded"));
+  EXPECT_THAT(a.knob_notes["numa"],
+              HasSubstr("memory policy not reached: Linux sets it only from inside"));
+  EXPECT_EQ(Affinity(child_), Affinity(0)) << "reverted on stop";
+}
 
 TEST_F(AgentTest, AppliesReportsRollsBackAndRevertsOnStop) {
   std::vector<int> original = Affinity(child_);

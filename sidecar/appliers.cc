@@ -124,6 +124,76 @@ absl::Status Appliers::SetAffinity(const std::vector<int>& pids, const std::vect
   return absl::OkStatus();
 }
 
+absl::StatusOr<PlaceThreadsResult> Appliers::PlaceThreads(const std::vector<int>& cpu_order,
+                                                          bool pin, ThreadPlacementState* state) {
+  if (cpu_order.empty()) return absl::InvalidArgumentError("refusing an empty CPU set");
+  PlaceThreadsResult result;
+  const int pid = state->pid;
+  absl::StatusOr<uint64_t> pstart = StartTime(proc_root_, pid, 0);
+  if (!pstart.ok()) return result;  // exited
+  std::vector<int> confine = cpu_order;
+  std::sort(confine.begin(), confine.end());
+  auto least_loaded = [&]() {
+    int best = cpu_order.front();
+    for (int cpu : cpu_order) {
+      if (state->pinned[cpu] < state->pinned[best]) best = cpu;
+    }
+    return best;
+  };
+  bool probed = false;
+  for (int pass = 0; pass < 10; ++pass) {
+    std::vector<JournalEntry> entries;
+    std::vector<std::pair<int, std::vector<int>>> todo;  // tid, new mask
+    for (int tid : Tasks(proc_root_, pid)) {
+      if (state->seen.count(tid) != 0) continue;
+      absl::StatusOr<uint64_t> tstart = StartTime(proc_root_, pid, tid);
+      absl::StatusOr<std::vector<int>> mask = GetAffinity(tid);
+      if (!tstart.ok() || !mask.ok()) continue;  // gone
+      std::vector<int> want = pin ? std::vector<int>{least_loaded()} : confine;
+      if (pin) ++state->pinned[want.front()];
+      state->seen.insert(tid);
+      if (*mask == want) {
+        ++result.already;
+        continue;
+      }
+      if (!probed) {
+        // Setting a thread's own mask again changes nothing, and tells whether the kernel
+        // lets this agent change the process at all: a refusal leaves no journal entry
+        // that could never be reverted.
+        probed = true;
+        if (absl::Status s = SetTaskAffinity(tid, *mask); !s.ok() && !absl::IsNotFound(s)) {
+          result.denied = s;
+          state->seen.clear();
+          state->pinned.clear();
+          return result;
+        }
+      }
+      entries.push_back({"affinity",
+                         {absl::StrCat(pid), absl::StrCat(*pstart), absl::StrCat(tid),
+                          absl::StrCat(*tstart), FormatCpuList(*mask)}});
+      todo.emplace_back(tid, std::move(want));
+    }
+    if (todo.empty()) break;
+    if (!state->journaled_process) {
+      absl::StatusOr<std::vector<int>> pmask = GetAffinity(pid);
+      entries.insert(entries.begin(), {"affinity-process",
+                                       {absl::StrCat(pid), absl::StrCat(*pstart),
+                                        FormatCpuList(pmask.ok() ? *pmask : confine)}});
+    }
+    if (absl::Status s = journal_->Append(entries); !s.ok()) return s;
+    state->journaled_process = true;
+    for (const auto& [tid, want] : todo) {
+      absl::Status s = SetTaskAffinity(tid, want);
+      if (s.ok()) {
+        ++result.changed;
+      } else if (!absl::IsNotFound(s)) {
+        return s;
+      }
+    }
+  }
+  return result;
+}
+
 absl::Status Appliers::MigrateMemory(const std::vector<int>& pids, const std::vector<int>& nodes) {
   if (numa_available() < 0) return absl::FailedPreconditionError("NUMA is not available");
   if (nodes.empty()) return absl::OkStatus();

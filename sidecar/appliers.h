@@ -15,6 +15,8 @@
 #ifndef BOOSTER_SIDECAR_APPLIERS_H_
 #define BOOSTER_SIDECAR_APPLIERS_H_
 
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -24,6 +26,23 @@
 
 namespace booster::agent {
 
+// One target process placed thread by thread, kept by the agent between rescans so that
+// only threads it has not seen yet are looked at again.
+struct ThreadPlacementState {
+  int pid = 0;
+  std::set<int> seen;         // threads placed, or found placed as planned
+  std::map<int, int> pinned;  // CPU -> threads of this process pinned there (pin mode)
+  bool journaled_process = false;
+};
+
+struct PlaceThreadsResult {
+  int changed = 0;  // threads whose affinity was set
+  int already = 0;  // threads found placed as planned (by libbooster.so, or inherited)
+  // Set when the kernel refused to change this process's threads (EPERM: another user
+  // and no CAP_SYS_NICE); nothing of the process was changed or journaled.
+  absl::Status denied;
+};
+
 class Appliers {
  public:
   // `journal` is not owned and outlives this object.
@@ -32,6 +51,13 @@ class Appliers {
 
   // Pins every thread of `pids` (and threads they start while this runs) to `cpus`.
   absl::Status SetAffinity(const std::vector<int>& pids, const std::vector<int>& cpus);
+  // Places every thread of state->pid not seen before: with `pin`, on the CPU of
+  // `cpu_order` that holds the fewest of the process's threads (ties: the earlier in the
+  // order); otherwise confined to all of `cpu_order`. A thread already placed that way is
+  // left alone. Threads started meanwhile are picked up (up to 10 passes). Errors only
+  // when the journal cannot be written; a refusal is PlaceThreadsResult::denied.
+  absl::StatusOr<PlaceThreadsResult> PlaceThreads(const std::vector<int>& cpu_order, bool pin,
+                                                  ThreadPlacementState* state);
   // Moves the pages of `pids` that sit on other allowed nodes onto `nodes`.
   absl::Status MigrateMemory(const std::vector<int>& pids, const std::vector<int>& nodes);
   // Refuses keys outside the namespaced allowlist (sysctl_policy.h).

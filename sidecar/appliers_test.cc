@@ -13,6 +13,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <string>
 
 #include "gmock/gmock.h"
@@ -132,6 +133,99 @@ TEST_F(AppliersTest, AffinityOfEveryThreadIsSetAndRestored) {
     }
   }
   EXPECT_TRUE(Journal::Open(dir_ + "/agent.journal")->empty());
+}
+
+// pinned: every thread on exactly one CPU, spread over the CPUs round-robin (fewest
+// threads first); a second pass touches only threads it has not seen; revert restores.
+TEST_F(AppliersTest, PinnedPutsEachThreadOnOneCpuAndRescansOnlyNewThreads) {
+  child_ = StartChild(4);
+  ASSERT_GT(child_, 0);
+  absl::StatusOr<Journal> j = Journal::Open(dir_ + "/agent.journal");
+  ASSERT_TRUE(j.ok());
+  Appliers a(&*j);
+  ThreadPlacementState state;
+  state.pid = child_;
+  const std::vector<int> order = {original_[1], original_[0]};
+  absl::StatusOr<PlaceThreadsResult> r = a.PlaceThreads(order, /*pin=*/true, &state);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->denied.ok());
+  EXPECT_EQ(r->changed + r->already, 4);
+  std::map<int, int> per_cpu;
+  for (int tid : Threads(child_)) {
+    std::vector<int> mask = Affinity(tid);
+    ASSERT_EQ(mask.size(), 1u) << "thread " << tid << " is not pinned";
+    ++per_cpu[mask[0]];
+  }
+  EXPECT_EQ(per_cpu[original_[1]], 2);
+  EXPECT_EQ(per_cpu[original_[0]], 2);
+  // Nothing new: nothing looked at again, nothing journaled.
+  size_t journaled = Journal::Open(dir_ + "/agent.journal")->entries().size();
+  r = a.PlaceThreads(order, true, &state);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->changed + r->already, 0);
+  EXPECT_EQ(Journal::Open(dir_ + "/agent.journal")->entries().size(), journaled);
+  std::vector<std::string> log;
+  ASSERT_TRUE(a.RevertAll(&log).ok());
+  for (int tid : Threads(child_)) EXPECT_EQ(Affinity(tid), original_) << tid;
+}
+
+// spread / whole-cores: every thread confined to the whole set; a thread already confined
+// so (as libbooster.so places the threads it starts) is left alone and not journaled.
+TEST_F(AppliersTest, ConfineLeavesThreadsAlreadyPlacedAlone) {
+  child_ = StartChild(3);
+  ASSERT_GT(child_, 0);
+  int placed = Threads(child_)[2];
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(original_[0], &one);
+  ASSERT_EQ(sched_setaffinity(placed, sizeof(one), &one), 0);
+  absl::StatusOr<Journal> j = Journal::Open(dir_ + "/agent.journal");
+  ASSERT_TRUE(j.ok());
+  Appliers a(&*j);
+  ThreadPlacementState state;
+  state.pid = child_;
+  absl::StatusOr<PlaceThreadsResult> r = a.PlaceThreads({original_[0]}, false, &state);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->changed, 2);
+  EXPECT_EQ(r->already, 1);
+  for (int tid : Threads(child_)) EXPECT_THAT(Affinity(tid), ElementsAre(original_[0])) << tid;
+  EXPECT_EQ(j->entries().size(), 3u);  // the process and the two threads changed
+}
+
+// Another user's process (without CAP_SYS_NICE): refused, nothing journaled.
+TEST_F(AppliersTest, ARefusedProcessLeavesNoJournal) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to start a process as another user";
+  chmod(dir_.c_str(), 0777);  // the unprivileged agent below writes its journal there
+  child_ = fork();
+  if (child_ == 0) {
+    if (setgid(65534) != 0 || setuid(65534) != 0) _exit(1);
+    while (true) pause();
+  }
+  ASSERT_GT(child_, 0);
+  // The agent side: an unprivileged process of a third user.
+  int p[2];
+  ASSERT_EQ(pipe(p), 0);
+  pid_t agent = fork();
+  if (agent == 0) {
+    close(p[0]);
+    if (setgid(65533) != 0 || setuid(65533) != 0) _exit(2);
+    usleep(100000);  // the child has switched user by now
+    absl::StatusOr<Journal> j = Journal::Open(dir_ + "/refused.journal");
+    if (!j.ok()) _exit(3);
+    Appliers a(&*j);
+    ThreadPlacementState state;
+    state.pid = child_;
+    absl::StatusOr<PlaceThreadsResult> r = a.PlaceThreads({original_[0]}, false, &state);
+    char verdict = !r.ok() ? 'e' : r->denied.ok() ? 'p' : j->empty() ? 'd' : 'j';
+    (void)!write(p[1], &verdict, 1);
+    _exit(0);
+  }
+  close(p[1]);
+  char verdict = '?';
+  (void)!read(p[0], &verdict, 1);
+  close(p[0]);
+  waitpid(agent, nullptr, 0);
+  EXPECT_EQ(verdict, 'd') << "e: error, p: placed, j: refused but journaled";
 }
 
 TEST_F(AppliersTest, RevertSkipsProcessesThatExited) {

@@ -34,6 +34,34 @@ void SetFeature(booster_control* page, uint64_t bit, bool on) {
 
 }  // namespace
 
+const char* PlacementModeName(PlacementMode m) {
+  switch (m) {
+    case PlacementMode::kNone:
+      return "none";
+    case PlacementMode::kSpread:
+      return "spread";
+    case PlacementMode::kWholeCores:
+      return "whole-cores";
+    case PlacementMode::kPinned:
+      return "pinned";
+  }
+  return "?";
+}
+
+const char* NumaModeName(NumaMode m) {
+  switch (m) {
+    case NumaMode::kNone:
+      return "none";
+    case NumaMode::kPreferred:
+      return "preferred";
+    case NumaMode::kAlign:
+      return "align";
+    case NumaMode::kBind:
+      return "bind";
+  }
+  return "?";
+}
+
 const char* ActionName(Directive::Action a) {
   switch (a) {
     case Directive::Action::kApply:
@@ -54,7 +82,37 @@ absl::Status SetDirectiveSetting(absl::string_view key_view, absl::string_view v
   bool b = false;
   int i = 0;
   if (key == "placement") {
-    if (!ParseBool(value, &d->placement)) return bad("placement must be true or false");
+    if (value == "spread") {
+      d->placement = PlacementMode::kSpread;
+    } else if (value == "whole-cores") {
+      d->placement = PlacementMode::kWholeCores;
+    } else if (value == "pinned") {
+      d->placement = PlacementMode::kPinned;
+    } else if (value == "none") {
+      d->placement = PlacementMode::kNone;
+    } else if (ParseBool(value, &b)) {
+      d->placement = b ? PlacementMode::kSpread : PlacementMode::kNone;
+    } else {
+      return bad("placement must be none, spread, whole-cores, pinned, true or false");
+    }
+    d->policy.pack_cores = d->placement == PlacementMode::kWholeCores;
+  } else if (key == "numa") {
+    if (value == "none") {
+      d->numa = NumaMode::kNone;
+    } else if (value == "preferred") {
+      d->numa = NumaMode::kPreferred;
+    } else if (value == "align") {
+      d->numa = NumaMode::kAlign;
+    } else if (value == "bind") {
+      d->numa = NumaMode::kBind;
+    } else {
+      return bad("numa must be none, preferred, align or bind");
+    }
+    // align and bind keep the CPUs on one node and move the memory there; none and
+    // preferred let the CPUs span nodes when the quota does not fit one.
+    const bool one_node = d->numa == NumaMode::kAlign || d->numa == NumaMode::kBind;
+    d->policy.allow_cross_numa = !one_node;
+    d->migrate_memory = one_node;
   } else if (key == "cross_numa") {
     if (!ParseBool(value, &d->policy.allow_cross_numa)) {
       return bad("cross_numa must be true or false");

@@ -7,7 +7,8 @@
 //   generation = 3
 //   action = apply            # apply | rollback | observe
 //   arm = canary
-//   placement = true          # pin target threads to the planned CPUs
+//   placement = pinned        # none | spread | whole-cores | pinned (true = spread)
+//   numa = align              # none | preferred | align | bind
 //   cross_numa = false
 //   migrate_memory = false    # move pages onto the planned NUMA nodes
 //   sysctl.net.core.somaxconn = 4096
@@ -31,12 +32,24 @@
 
 namespace booster::agent {
 
+// cpu.placement of the profile, applied from outside to every thread of the targets
+// (docs/agent.md "Placement in the pod"): spread and whole-cores confine each thread to
+// the plan's CPUs (one hardware thread per core first / the fewest cores), pinned puts
+// each thread on one CPU of the plan, round-robin.
+enum class PlacementMode { kNone, kSpread, kWholeCores, kPinned };
+// cpu.numa of the profile: which nodes the plan may span and where memory goes.
+enum class NumaMode { kNone, kPreferred, kAlign, kBind };
+
+const char* PlacementModeName(PlacementMode m);
+const char* NumaModeName(NumaMode m);
+
 struct Directive {
   enum class Action { kObserve, kApply, kRollback };
   int64_t generation = 0;
   Action action = Action::kObserve;
   std::string arm = "baseline";
-  bool placement = false;
+  PlacementMode placement = PlacementMode::kNone;
+  NumaMode numa = NumaMode::kNone;
   bool migrate_memory = false;
   PlacementPolicy policy;
   std::vector<std::pair<std::string, std::string>> sysctls;  // in file order

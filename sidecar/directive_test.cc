@@ -36,7 +36,7 @@ runtime.numa_mempolicy = bind
   EXPECT_EQ(d->generation, 7);
   EXPECT_EQ(d->action, Directive::Action::kApply);
   EXPECT_EQ(d->arm, "canary");
-  EXPECT_TRUE(d->placement);
+  EXPECT_EQ(d->placement, PlacementMode::kSpread);
   EXPECT_TRUE(d->policy.allow_cross_numa);
   EXPECT_DOUBLE_EQ(d->policy.gomemlimit_fraction, 0.8);
   EXPECT_THAT(d->sysctls, ElementsAre(Pair("net.core.somaxconn", "4096"),
@@ -70,6 +70,22 @@ TEST(DirectiveTest, SetDirectiveSettingTellsUnknownFromBad) {
   EXPECT_TRUE(absl::IsNotFound(SetDirectiveSetting("runtime.bogus", "1", &d)));
   EXPECT_TRUE(absl::IsNotFound(SetDirectiveSetting("arm", "canary", &d)));
   EXPECT_TRUE(absl::IsInvalidArgument(SetDirectiveSetting("placement", "maybe", &d)));
+  EXPECT_TRUE(absl::IsInvalidArgument(SetDirectiveSetting("numa", "interleave", &d)));
+  // Each profile value of cpu.placement / cpu.numa is a value of these keys.
+  for (const char* v : {"none", "spread", "whole-cores", "pinned"}) {
+    Directive p;
+    ASSERT_TRUE(SetDirectiveSetting("placement", v, &p).ok()) << v;
+    EXPECT_STREQ(PlacementModeName(p.placement), v);
+    EXPECT_EQ(p.policy.pack_cores, std::string(v) == "whole-cores");
+  }
+  for (const char* v : {"none", "preferred", "align", "bind"}) {
+    Directive n;
+    ASSERT_TRUE(SetDirectiveSetting("numa", v, &n).ok()) << v;
+    EXPECT_STREQ(NumaModeName(n.numa), v);
+    const bool one_node = std::string(v) == "align" || std::string(v) == "bind";
+    EXPECT_EQ(n.policy.allow_cross_numa, !one_node) << v;
+    EXPECT_EQ(n.migrate_memory, one_node) << v;
+  }
   EXPECT_TRUE(absl::IsInvalidArgument(SetDirectiveSetting("sysctl.vm.swappiness", "1", &d)));
   EXPECT_EQ(d.keys.size(), 2u) << "a refused setting is not recorded";
 }

@@ -47,8 +47,12 @@ FeedbackApplied FeedbackAppliedFromStatus(const AppliedStatus& s) {
   FeedbackApplied out;
   out.generation = s.generation;
   if (s.ok) {
-    for (const std::string& k : s.knobs)
-      out.knobs.push_back({k, FeedbackKnobOutcome::kApplied, ""});
+    // An applied knob's reason says how it took effect, when the agent has more to say.
+    for (const std::string& k : s.knobs) {
+      auto note = s.knob_notes.find(k);
+      out.knobs.push_back(
+          {k, FeedbackKnobOutcome::kApplied, note == s.knob_notes.end() ? "" : note->second});
+    }
     return out;
   }
   const std::string why = s.failed.empty() ? std::string("failed") : absl::StrJoin(s.failed, "; ");
@@ -130,7 +134,7 @@ ConvertedDirective DirectiveFromFeedback(const FeedbackDirective& in) {
         refusal.knobs.push_back(
             {key, FeedbackKnobOutcome::kNotReachable,
              absl::StrCat(s.message(),
-                          ": not a setting this agent applies live (placement, cross_numa, "
+                          ": not a setting this agent applies live (placement, numa, cross_numa, "
                           "migrate_memory, gomemlimit_fraction, sysctl.<name>, runtime.<knob>)")});
       } else {
         refusal.knobs.push_back({key, FeedbackKnobOutcome::kFailed, std::string(s.message())});

@@ -228,7 +228,7 @@ TEST(DirectiveFromFeedbackTest, ASettingsListTheAgentKnowsBecomesItsDirective) {
   EXPECT_EQ(d.generation, 7);
   EXPECT_EQ(d.action, Directive::Action::kApply);
   EXPECT_EQ(d.arm, "canary");
-  EXPECT_TRUE(d.placement);
+  EXPECT_EQ(d.placement, PlacementMode::kSpread);
   EXPECT_FALSE(d.policy.allow_cross_numa);
   ASSERT_EQ(d.sysctls.size(), 1u);
   EXPECT_EQ(d.sysctls[0].first, "net.core.somaxconn");

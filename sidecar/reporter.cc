@@ -90,6 +90,15 @@ std::string AppliedJson(const AppliedStatus& s) {
   w.StringArray(s.failed);
   w.Key("target_pids");
   w.IntArray(s.target_pids);
+  if (!s.knob_notes.empty()) {
+    w.Key("knob_notes");
+    w.BeginObject();
+    for (const auto& [knob, note] : s.knob_notes) {
+      w.Key(knob);
+      w.String(note);
+    }
+    w.EndObject();
+  }
   if (s.plan.has_value()) {
     w.Key("plan");
     WritePlanJson(*s.plan, &w);

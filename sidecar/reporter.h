@@ -11,6 +11,7 @@
 #define BOOSTER_SIDECAR_REPORTER_H_
 
 #include <cstdio>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -81,6 +82,10 @@ struct AppliedStatus {
   // the failure is not one setting's (no target, no plan, a revert that failed).
   std::vector<std::string> knobs;
   std::vector<std::string> failed_knobs;
+  // How a knob took effect, per knob key, when there is more to say than "applied": for
+  // placement and numa, which process it reached and how (libbooster.so's control page,
+  // sched_setaffinity from outside, or not reached and why). Sent as the knob's reason.
+  std::map<std::string, std::string> knob_notes;
   std::vector<int> target_pids;
   std::optional<Plan> plan;
 };

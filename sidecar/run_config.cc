@@ -12,6 +12,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "sidecar/tuning_directive.h"
 
 namespace booster::agent {
 namespace {
@@ -128,20 +129,36 @@ absl::StatusOr<absl::Duration> ParseWindowDuration(const std::string& text) {
 
 absl::StatusOr<RunOptions> RunOptionsFrom(const std::map<std::string, std::string>& flags,
                                           const EnvLookup& env, const std::string& hostname) {
-  static constexpr absl::string_view kFlags[] = {"state-dir",      "control-file",
-                                                 "pod-namespace",  "pod",
-                                                 "pod-uid",        "node",
-                                                 "profile",        "arm",
-                                                 "mode",           "template-hash",
-                                                 "target-pid",     "target-cgroup",
-                                                 "target-command", "containers",
-                                                 "window",         "tick",
-                                                 "max-ticks",      "metrics-address",
-                                                 "app-metrics",    "app-metrics-url",
-                                                 "report-file",    "directive-file",
-                                                 "operator",       "operator-ca-file",
-                                                 "token-file",     "tuning",
-                                                 "netns",          "ipcns"};
+  static constexpr absl::string_view kFlags[] = {"state-dir",
+                                                 "control-file",
+                                                 "pod-namespace",
+                                                 "pod",
+                                                 "pod-uid",
+                                                 "node",
+                                                 "profile",
+                                                 "arm",
+                                                 "mode",
+                                                 "template-hash",
+                                                 "target-pid",
+                                                 "target-cgroup",
+                                                 "target-command",
+                                                 "containers",
+                                                 "window",
+                                                 "tick",
+                                                 "max-ticks",
+                                                 "metrics-address",
+                                                 "app-metrics",
+                                                 "app-metrics-url",
+                                                 "report-file",
+                                                 "directive-file",
+                                                 "operator",
+                                                 "operator-ca-file",
+                                                 "token-file",
+                                                 "tuning",
+                                                 "netns",
+                                                 "ipcns",
+                                                 "target-cpu-limit",
+                                                 "target-memory-limit"};
   for (const auto& [name, value] : flags) {
     bool known = false;
     for (absl::string_view k : kFlags) known |= k == name;
@@ -274,7 +291,31 @@ absl::StatusOr<RunOptions> RunOptionsFrom(const std::map<std::string, std::strin
   o.netns = flag("netns", "");
   o.ipcns = flag("ipcns", "");
   o.token_file = src.Get("token-file", "BOOSTER_TOKEN_FILE").value;
-  o.tuning_json = src.Get("tuning", "BOOSTER_TUNING").value;
+  if (Setting t = src.Get("tuning", "BOOSTER_TUNING"); t.set) {
+    o.tuning_json = t.value;
+    absl::StatusOr<std::optional<Directive>> d = DirectiveFromTuning(t.value, id.arm);
+    // Not echoed: the tuning is long; the message says what is wrong with it.
+    if (!d.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(t.source, ": not the operator's tuning JSON: ", d.status().message()));
+    }
+    c.initial_directive = *std::move(d);
+  }
+  // The app container's limits from its pod spec (the agent cannot read its cgroup).
+  if (Setting m = src.Get("target-cpu-limit", "BOOSTER_TARGET_CPU_LIMIT"); m.set) {
+    int64_t v = 0;
+    if (!absl::SimpleAtoi(m.value, &v) || v <= 0) {
+      return Bad(m, "needs the CPU limit in millicores, e.g. 500");
+    }
+    c.target_cpu_limit_millis = v;
+  }
+  if (Setting m = src.Get("target-memory-limit", "BOOSTER_TARGET_MEMORY_LIMIT"); m.set) {
+    int64_t v = 0;
+    if (!absl::SimpleAtoi(m.value, &v) || v <= 0) {
+      return Bad(m, "needs the memory limit in bytes, e.g. 67108864");
+    }
+    c.target_memory_limit_bytes = v;
+  }
   if (absl::Status s = OperatorOptions(src, &o); !s.ok()) return s;
   return o;
 }
@@ -317,7 +358,14 @@ std::string DescribeRunOptions(const RunOptions& o) {
       " operator-ca=",
       or_none(o.operator_ca_file.empty() ? o.operator_ca_source : o.operator_ca_file),
       " token-file=", or_none(o.token_file),
-      " tuning=", o.tuning_json.empty() ? "-" : absl::StrCat(o.tuning_json.size(), " bytes"));
+      " tuning=", o.tuning_json.empty() ? "-" : absl::StrCat(o.tuning_json.size(), " bytes"),
+      c.initial_directive.has_value()
+          ? absl::StrCat(" placement=", PlacementModeName(c.initial_directive->placement),
+                         " numa=", NumaModeName(c.initial_directive->numa))
+          : "",
+      " target-limits=",
+      c.target_cpu_limit_millis ? absl::StrCat(*c.target_cpu_limit_millis, "m") : "-", "/",
+      c.target_memory_limit_bytes ? absl::StrCat(*c.target_memory_limit_bytes) : "-");
 }
 
 }  // namespace booster::agent

@@ -65,8 +65,10 @@ struct RunOptions {
   std::string operator_ca_file;
   std::string operator_ca_source;
   std::string token_file;
-  std::string tuning_json;  // BOOSTER_TUNING as given (the directive carries the tuning)
-  std::string netns;        // --netns / --ipcns: joined before anything else
+  // BOOSTER_TUNING as given; its placement and NUMA policy (with the library knobs) become
+  // agent.initial_directive (tuning_directive.h).
+  std::string tuning_json;
+  std::string netns;  // --netns / --ipcns: joined before anything else
   std::string ipcns;
 };
 

@@ -46,7 +46,11 @@ Env PodEnv() {
           {"BOOSTER_OPERATOR", "booster-operator.booster-system.svc:9443"},
           {"BOOSTER_OPERATOR_CA", kPem},
           {"BOOSTER_TOKEN_FILE", "/var/run/secrets/booster/token"},
-          {"BOOSTER_TUNING", "{\"placement\":\"wholeCores\"}"},
+          {"BOOSTER_TUNING",
+           "{\"cpu\":{\"placement\":\"pinned\",\"numa\":\"align\"},\"runtime\":{\"preload\":{"
+           "\"listenBacklog\":4096}}}"},
+          {"BOOSTER_TARGET_CPU_LIMIT", "500"},
+          {"BOOSTER_TARGET_MEMORY_LIMIT", "67108864"},
           {"BOOSTER_TEMPLATE_HASH", "9f2c1a"},
           {"BOOSTER_METRICS_ADDRESS", ":9901"},
           {"BOOSTER_WINDOW", "30s"},
@@ -87,7 +91,16 @@ TEST(RunConfigTest, TheInjectedSidecarsEnvironment) {
   EXPECT_EQ(o->operator_ca_pem, std::string(kPem).substr(0, std::string(kPem).size() - 1));
   EXPECT_EQ(o->operator_ca_file, "");
   EXPECT_EQ(o->operator_ca_source, "BOOSTER_OPERATOR_CA");
-  EXPECT_EQ(o->tuning_json, "{\"placement\":\"wholeCores\"}");
+  EXPECT_EQ(o->tuning_json,
+            "{\"cpu\":{\"placement\":\"pinned\",\"numa\":\"align\"},\"runtime\":{\"preload\":{"
+            "\"listenBacklog\":4096}}}");
+  // The tuning's placement becomes the directive applied once the app is up.
+  ASSERT_TRUE(c.initial_directive.has_value());
+  EXPECT_EQ(c.initial_directive->placement, PlacementMode::kPinned);
+  EXPECT_EQ(c.initial_directive->numa, NumaMode::kAlign);
+  EXPECT_EQ(c.initial_directive->arm, "canary");
+  EXPECT_EQ(c.target_cpu_limit_millis, 500);
+  EXPECT_EQ(c.target_memory_limit_bytes, 67108864);
   EXPECT_EQ(o->report_file, "-");
   EXPECT_FALSE(o->report_file_set);
 
@@ -97,8 +110,9 @@ TEST(RunConfigTest, TheInjectedSidecarsEnvironment) {
         "arm=canary", "mode=tune", "template-hash=9f2c1a", "window=30s", "metrics-address=:9901",
         "app-metrics=[port=8080 path=/metrics latencyHistogram=auto requestCounter=auto "
         "errorLabel=code errorMatch=5..]",
-        "targets=pod-peers(web,worker)", "control=/booster/control", "tuning=26 bytes",
-        " reports=operator ", " directives=operator ", " operator-ca=BOOSTER_OPERATOR_CA "}) {
+        "targets=pod-peers(web,worker)", "control=/booster/control", "tuning=90 bytes",
+        "placement=pinned numa=align", "target-limits=500m/67108864", " reports=operator ",
+        " directives=operator ", " operator-ca=BOOSTER_OPERATOR_CA "}) {
     EXPECT_THAT(line, HasSubstr(part));
   }
   EXPECT_EQ(line.find('\n'), std::string::npos);
@@ -123,6 +137,8 @@ TEST(RunConfigTest, NothingSetGivesDefaults) {
   EXPECT_EQ(c.control_path, "/booster/control");
   EXPECT_TRUE(c.selector.containers.empty());
   EXPECT_TRUE(c.discover_app_port);
+  EXPECT_FALSE(c.initial_directive.has_value());
+  EXPECT_FALSE(c.target_cpu_limit_millis.has_value());
   EXPECT_THAT(DescribeRunOptions(*o), HasSubstr("targets=pod-peers(all containers)"));
 }
 
@@ -203,6 +219,11 @@ TEST(RunConfigTest, BadValuesNameTheirSource) {
       {{{"app-metrics-url", "https://x/"}}, {}, "--app-metrics-url=\"https://x/\""},
       {{{"target-pid", "x"}}, {}, "--target-pid=\"x\""},
       {{{"windwo", "30s"}}, {}, "run: unknown flag --windwo"},
+      {{}, {{"BOOSTER_TUNING", "{bad"}}, "BOOSTER_TUNING: not the operator's tuning JSON"},
+      {{}, {{"BOOSTER_TUNING", R"({"cpu": {"placement": "tight"}})"}}, "BOOSTER_TUNING: not the"},
+      {{}, {{"BOOSTER_TARGET_CPU_LIMIT", "0.5"}}, "BOOSTER_TARGET_CPU_LIMIT=\"0.5\": needs the"},
+      {{}, {{"BOOSTER_TARGET_MEMORY_LIMIT", "64Mi"}}, "BOOSTER_TARGET_MEMORY_LIMIT=\"64Mi\""},
+      {{{"target-cpu-limit", "0"}}, {}, "--target-cpu-limit=\"0\""},
   };
   for (const Case& c : cases) {
     absl::StatusOr<RunOptions> o = From(c.flags, c.env);

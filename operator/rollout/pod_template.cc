@@ -145,9 +145,79 @@ Json RestrictedSecurityContext(const MutationOptions& opts) {
               {"capabilities", {{"drop", Json::array({"ALL"})}}}};
 }
 
+// What the agent needs to know of the app container it measures and places (the first
+// selected one): its limits, which the agent cannot read from inside the pod (its own
+// cgroup namespace), and the user its processes run as.
+struct AppFacts {
+  std::optional<int64_t> cpu_limit_millis;
+  std::optional<int64_t> memory_limit_bytes;
+  std::optional<int64_t> run_as_user;  // the container's securityContext, else the pod's
+  std::optional<int64_t> run_as_group;
+  bool places_threads = false;  // the tuning asks for cpu.placement or cpu.numa
+};
+
+AppFacts AppFactsOf(const Json& tmpl, const std::vector<size_t>& selected, const Tuning* tuning) {
+  AppFacts f;
+  f.places_threads = tuning != nullptr && (tuning->placement != CpuPlacement::kNone ||
+                                           tuning->numa != NumaPolicy::kNone);
+  const Json& spec = tmpl["spec"];
+  if (selected.empty()) return f;
+  const Json& c = spec["containers"][selected.front()];
+  auto limit = [&](const char* resource) -> std::string {
+    const Json* v = nullptr;
+    if (c.contains("resources") && c["resources"].is_object() &&
+        c["resources"].contains("limits") && c["resources"]["limits"].is_object() &&
+        c["resources"]["limits"].contains(resource)) {
+      v = &c["resources"]["limits"][resource];
+    }
+    if (v == nullptr) return "";
+    return v->is_string() ? v->get<std::string>() : v->is_number() ? v->dump() : "";
+  };
+  f.cpu_limit_millis = ParseCpuMillis(limit("cpu"));
+  f.memory_limit_bytes = ParseBytes(limit("memory"));
+  auto id = [&](const char* field) -> std::optional<int64_t> {
+    for (const Json* sc : {c.contains("securityContext") ? &c["securityContext"] : nullptr,
+                           spec.contains("securityContext") ? &spec["securityContext"] : nullptr}) {
+      if (sc != nullptr && sc->is_object() && sc->contains(field) &&
+          (*sc)[field].is_number_integer()) {
+        return (*sc)[field].get<int64_t>();
+      }
+    }
+    return std::nullopt;
+  };
+  f.run_as_user = id("runAsUser");
+  f.run_as_group = id("runAsGroup");
+  return f;
+}
+
+// The agent's privilege. Observing needs none. Placing the app's threads from outside
+// (sched_setaffinity; libbooster.so cannot reach a static binary, nor threads started
+// before its control page) needs the app's own user or CAP_SYS_NICE. A capability added
+// to a non-root container is not effective (no ambient capabilities: measured on the e2e
+// node, CapEff 0), so: the app's user when the template names it (no capability; stays
+// within the "restricted" Pod Security Standard when that user is not root), else root
+// with every capability dropped but SYS_NICE (outside "baseline" and "restricted").
+Json AgentSecurityContext(const MutationOptions& opts, const AppFacts& app) {
+  Json sc = RestrictedSecurityContext(opts);
+  if (!app.places_threads) return sc;
+  if (app.run_as_user.has_value()) {
+    sc["runAsUser"] = *app.run_as_user;
+    // The app's group too (0, the runtime's default for a numeric user, when the template
+    // names none): reading the app's /proc/<pid>/maps — how the agent tells whether
+    // libbooster.so is loaded — needs ptrace-read access, which compares user and group.
+    sc["runAsGroup"] = app.run_as_group.value_or(0);
+    sc["runAsNonRoot"] = *app.run_as_user != 0;
+    return sc;
+  }
+  sc["runAsUser"] = 0;
+  sc["runAsNonRoot"] = false;
+  sc["capabilities"]["add"] = Json::array({"SYS_NICE"});
+  return sc;
+}
+
 Json AgentContainer(absl::string_view arm, absl::string_view mode, const EnrollContext& ctx,
                     const MutationOptions& opts, const std::string& tuning_json,
-                    const Json& resources) {
+                    const Json& resources, const AppFacts& app) {
   Json env = Json::array();
   env.push_back({{"name", "BOOSTER_ARM"}, {"value", std::string(arm)}});
   env.push_back({{"name", "BOOSTER_AGENT_MODE"}, {"value", std::string(mode)}});
@@ -164,6 +234,14 @@ Json AgentContainer(absl::string_view arm, absl::string_view mode, const EnrollC
     env.push_back({{"name", "BOOSTER_APP_METRICS"}, {"value", ctx.app_metrics}});
   }
   if (!tuning_json.empty()) env.push_back({{"name", "BOOSTER_TUNING"}, {"value", tuning_json}});
+  if (app.cpu_limit_millis.value_or(0) > 0) {
+    env.push_back(
+        {{"name", "BOOSTER_TARGET_CPU_LIMIT"}, {"value", absl::StrCat(*app.cpu_limit_millis)}});
+  }
+  if (app.memory_limit_bytes.value_or(0) > 0) {
+    env.push_back({{"name", "BOOSTER_TARGET_MEMORY_LIMIT"},
+                   {"value", absl::StrCat(*app.memory_limit_bytes)}});
+  }
   env.push_back(FieldEnv("POD_NAME", "metadata.name"));
   env.push_back(FieldEnv("POD_NAMESPACE", "metadata.namespace"));
   env.push_back(FieldEnv("POD_UID", "metadata.uid"));
@@ -202,7 +280,7 @@ Json AgentContainer(absl::string_view arm, absl::string_view mode, const EnrollC
                                     {{"name", opts.token_volume_name},
                                      {"mountPath", opts.token_mount_path},
                                      {"readOnly", true}}})},
-      {"securityContext", RestrictedSecurityContext(opts)}};
+      {"securityContext", AgentSecurityContext(opts, app)}};
   return c;
 }
 
@@ -365,7 +443,8 @@ absl::StatusOr<Json> EnrolledTemplate(const Json& original, const EnrollContext&
         Child(c, "volumeMounts", Json::array()),
         Json{{"name", opts.volume_name}, {"mountPath", opts.mount_path}, {"readOnly", true}});
   }
-  UpsertByName(containers, AgentContainer(kArmBaseline, "observe", ctx, opts, "", resources));
+  UpsertByName(containers, AgentContainer(kArmBaseline, "observe", ctx, opts, "", resources,
+                                          AppFactsOf(original, *selected, nullptr)));
   Seal(t);
   return t;
 }
@@ -404,7 +483,8 @@ absl::StatusOr<Json> TunedTemplate(const Json& original, const Tuning& tuning,
     }
   }
   UpsertByName(containers, AgentContainer(arm, "tune", ctx, opts, tuning_json.dump(),
-                                          SidecarResources(original, opts)));
+                                          SidecarResources(original, opts),
+                                          AppFactsOf(original, *selected, &tuning)));
   if (!tuning.sysctls.empty()) {
     Json& sc = Child(t["spec"], "securityContext", Json::object());
     Json& sysctls = Child(sc, "sysctls", Json::array());

@@ -46,6 +46,14 @@ Tuning SampleTuning() {
   return t;
 }
 
+// The sample tuning without CPU placement or NUMA policy.
+Tuning SampleTuningWithout() {
+  Tuning t = SampleTuning();
+  t.placement = CpuPlacement::kNone;
+  t.numa = NumaPolicy::kNone;
+  return t;
+}
+
 const Json* Find(const Json& array, const std::string& name) {
   for (const Json& e : array) {
     if (e.value("name", "") == name) return &e;
@@ -352,6 +360,76 @@ TEST(TunedTemplateTest, GoKnobsFollowTheOneRuleForEveryLimit) {
     EXPECT_EQ(Env(app, "GOMAXPROCS"), c.want_gomaxprocs) << "cpu " << c.cpu;
     EXPECT_EQ(Env(app, "GOMEMLIMIT"), c.want_gomemlimit) << "memory " << c.memory;
   }
+}
+
+// The agent plans with the app container's limits (it cannot read the app's cgroup from
+// inside the pod), and gets the least privilege that lets it place the app's threads:
+// none without a placement; the app's own user when the template names it; else root
+// with only CAP_SYS_NICE (a capability added to a non-root container is not effective).
+TEST(TunedTemplateTest, TheAgentGetsTheAppsLimitsAndTheLeastPrivilegeToPlaceIt) {
+  Tuning placed;
+  placed.placement = CpuPlacement::kPinned;
+  struct Case {
+    const char* name;
+    Tuning tuning;
+    Json container_sc;  // null: none
+    Json pod_sc;
+    int64_t want_user;
+    bool want_non_root;
+    Json want_add;  // null: no capability added
+  };
+  Tuning numa_only;
+  numa_only.numa = NumaPolicy::kPreferred;
+  const Case cases[] = {
+      {"no placement", SampleTuningWithout(), nullptr, nullptr, 65532, true, nullptr},
+      {"app user unknown", placed, nullptr, nullptr, 0, false, Json::array({"SYS_NICE"})},
+      {"numa only, user unknown", numa_only, nullptr, nullptr, 0, false, Json::array({"SYS_NICE"})},
+      {"container user", placed, Json{{"runAsUser", 1000}, {"runAsGroup", 3000}}, nullptr, 1000,
+       true, nullptr},
+      {"pod user", placed, nullptr, Json{{"runAsUser", 2000}}, 2000, true, nullptr},
+      {"container wins", placed, Json{{"runAsUser", 1000}}, Json{{"runAsUser", 2000}}, 1000, true,
+       nullptr},
+      {"root app", placed, Json{{"runAsUser", 0}}, nullptr, 0, false, nullptr},
+  };
+  for (const Case& c : cases) {
+    Json original = Original();
+    if (!c.container_sc.is_null())
+      original["spec"]["containers"][0]["securityContext"] = c.container_sc;
+    if (!c.pod_sc.is_null())
+      original["spec"]["securityContext"]["runAsUser"] = c.pod_sc["runAsUser"];
+    absl::StatusOr<Json> t =
+        TunedTemplate(original, c.tuning, kArmCanary, Ctx(), MutationOptions{});
+    ASSERT_TRUE(t.ok()) << t.status();
+    const Json& agent = Container(*t, kAgentContainer);
+    const Json& sc = agent["securityContext"];
+    EXPECT_EQ(sc["runAsUser"], c.want_user) << c.name;
+    EXPECT_EQ(sc["runAsNonRoot"], c.want_non_root) << c.name;
+    if (c.container_sc.is_object() && c.container_sc.contains("runAsGroup")) {
+      EXPECT_EQ(sc["runAsGroup"], c.container_sc["runAsGroup"]) << c.name;
+    } else if (c.want_user != 65532) {
+      EXPECT_EQ(sc["runAsGroup"], c.want_add.is_null() ? 0 : 65532) << c.name;
+    }
+    EXPECT_EQ(sc["allowPrivilegeEscalation"], false) << c.name;
+    EXPECT_EQ(sc["capabilities"]["drop"], Json::array({"ALL"})) << c.name;
+    EXPECT_EQ(sc["capabilities"].contains("add") ? sc["capabilities"]["add"] : Json(), c.want_add)
+        << c.name;
+    // The first selected container's limits: 1500m / 512Mi.
+    EXPECT_EQ(Env(agent, "BOOSTER_TARGET_CPU_LIMIT"), "1500") << c.name;
+    EXPECT_EQ(Env(agent, "BOOSTER_TARGET_MEMORY_LIMIT"), "536870912") << c.name;
+  }
+  // The baseline's observing agent gets the limits too, and no privilege.
+  absl::StatusOr<Json> enrolled = EnrolledTemplate(Original(), Ctx(), MutationOptions{});
+  ASSERT_TRUE(enrolled.ok());
+  const Json& agent = Container(*enrolled, kAgentContainer);
+  EXPECT_EQ(Env(agent, "BOOSTER_TARGET_CPU_LIMIT"), "1500");
+  EXPECT_EQ(agent["securityContext"]["runAsUser"], 65532);
+  // No limits: no variables.
+  Json unlimited = Original();
+  unlimited["spec"]["containers"][0].erase("resources");
+  const Json& bare =
+      Container(*TunedTemplate(unlimited, placed, kArmCanary, Ctx(), {}), kAgentContainer);
+  EXPECT_EQ(Env(bare, "BOOSTER_TARGET_CPU_LIMIT"), "<unset>");
+  EXPECT_EQ(Env(bare, "BOOSTER_TARGET_MEMORY_LIMIT"), "<unset>");
 }
 
 TEST(TunedTemplateTest, IsIdempotentFromAnyStartingPoint) {
