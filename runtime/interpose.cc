@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -603,6 +604,53 @@ void AfterAccept(int fd) {
 }
 
 // ---------------------------------------------------------------------------------------
+// Presence. The agent cannot read another user's memory maps, so the library tells it, to
+// any reader of /proc/locks, that it is loaded: a POSIX read lock on its own file, byte 0,
+// for the life of the process; byte 1 too when the program is Go (its sockets and clocks
+// use raw system calls, so the socket and clock knobs cannot reach it). The agent reads
+// this with sidecar/preload_presence.h. The descriptor sits high, out of the way of
+// programs that expect their first descriptors, and closes on exec; a forked child takes
+// the locks again (POSIX locks are not inherited).
+
+int g_presence_fd = -1;
+bool g_is_go = false;
+
+void AnnouncePresence() {
+  if (g_presence_fd < 0) return;
+  struct flock l {};
+  l.l_type = F_RDLCK;
+  l.l_whence = SEEK_SET;
+  l.l_start = 0;
+  l.l_len = g_is_go ? 2 : 1;
+  (void)fcntl(g_presence_fd, F_SETLK, &l);
+}
+
+void OpenPresence() {
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&OpenPresence), &info) == 0 || info.dli_fname == nullptr ||
+      info.dli_fname[0] != '/') {
+    return;
+  }
+  int fd = open(info.dli_fname, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return;
+  struct rlimit lim {};
+  int high = 512;
+  if (getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY &&
+      lim.rlim_cur <= static_cast<rlim_t>(high)) {
+    high = static_cast<int>(lim.rlim_cur) / 2;
+  }
+  int moved = high > fd ? fcntl(fd, F_DUPFD_CLOEXEC, high) : -1;
+  if (moved >= 0) {
+    close(fd);
+    fd = moved;
+  }
+  g_presence_fd = fd;
+  // Go's runtime/cgo exports this from every dynamically linked Go program.
+  g_is_go = dlsym(RTLD_DEFAULT, "_cgo_topofstack") != nullptr;
+  AnnouncePresence();
+}
+
+// ---------------------------------------------------------------------------------------
 // Start-up and fork.
 
 void AtforkPrepare() {
@@ -623,6 +671,7 @@ void AtforkChild() {
   // Only this thread survives the fork: whoever held the lock is gone.
   g_locked.store(false, std::memory_order_relaxed);
   if (g_fork_cpu >= 0) PinTo(g_fork_cpu);
+  AnnouncePresence();
 }
 
 void Init() {
@@ -663,6 +712,7 @@ void Init() {
     }
   }
   Refresh(/*force=*/true, /*wait=*/true);
+  OpenPresence();
   pthread_atfork(&AtforkPrepare, &AtforkParent, &AtforkChild);
   g_init.store(kReady, std::memory_order_release);
 }

@@ -6,10 +6,13 @@
 #include <linux/mempolicy.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -82,6 +85,47 @@ class InterposeTest : public ::testing::Test {
     return ParseList(ThreadCpus(pid)[tid]);
   }
 };
+
+// The POSIX read locks of this library's file in /proc/locks, by owner pid, as
+// "start-end" ranges (the agent's view: sidecar/preload_presence.h).
+std::map<pid_t, std::string> PresenceLocks() {
+  struct stat st {};
+  EXPECT_EQ(stat(testing::LibPath().c_str(), &st), 0);
+  char file[64];
+  snprintf(file, sizeof(file), "%02x:%02x:%lu", major(st.st_dev), minor(st.st_dev),
+           static_cast<unsigned long>(st.st_ino));
+  std::ifstream locks("/proc/locks");
+  std::map<pid_t, std::string> out;
+  std::string line;
+  while (std::getline(locks, line)) {
+    std::istringstream f(line);
+    std::string id, kind, advisory, mode, dev, start, end;
+    pid_t pid = 0;
+    if (!(f >> id >> kind >> advisory >> mode >> pid >> dev >> start >> end)) continue;
+    if (kind == "POSIX" && mode == "READ" && dev == file) out[pid] = start + "-" + end;
+  }
+  return out;
+}
+
+// The library says it is loaded, to any reader of /proc/locks: byte 0 of its own file,
+// read-locked by the process for its life, and again by a forked child; byte 1 stays
+// free in a program that is not Go. Without the library there is no lock.
+TEST_F(InterposeTest, ALoadedLibraryHoldsItsPresenceLock) {
+  auto plain = Probe({}, {}, /*preload=*/false);
+  ASSERT_FALSE(plain->Ask("affinity").empty());  // it runs
+  EXPECT_EQ(PresenceLocks().count(plain->pid()), 0u);
+  auto probe = Probe();
+  std::string forked = probe->Ask("fork");
+  pid_t child = 0;
+  ASSERT_EQ(sscanf(forked.c_str(), "forked %d", &child), 1) << forked;
+  std::map<pid_t, std::string> locks;
+  ASSERT_TRUE(WaitFor([&] {
+    locks = PresenceLocks();
+    return locks.count(probe->pid()) == 1 && locks.count(child) == 1;
+  })) << "no presence lock for the probe or its child";
+  EXPECT_EQ(locks[probe->pid()], "0-0");
+  EXPECT_EQ(locks[child], "0-0");
+}
 
 TEST_F(InterposeTest, DormantLibraryChangesNothing) {
   auto probe = Probe();
