@@ -208,7 +208,7 @@ TEST_F(InterposeTest, ThreadsAreConfinedToTheCpuSet) {
 
 TEST_F(InterposeTest, PlacementNeverLeavesTheAllowedCpus) {
   std::vector<int> allowed = AllowedCpus();
-  if (allowed.size() < 2) GTEST_SKIP() << "needs two CPUs";
+  if (allowed.size() < 2) GTEST_SKIP() << "machine: needs two CPUs";
   // The process may run on the first CPU only; BOOSTER_CPUS names the second.
   auto probe =
       Probe({{"BOOSTER_CPUS", std::to_string(allowed[1])}, {"BOOSTER_DEBUG", "1"}}, {allowed[0]});
@@ -221,7 +221,7 @@ TEST_F(InterposeTest, PlacementNeverLeavesTheAllowedCpus) {
 
 TEST_F(InterposeTest, ApplicationChosenAffinityIsRespected) {
   std::vector<int> allowed = AllowedCpus();
-  if (allowed.size() < 2) GTEST_SKIP() << "needs two CPUs";
+  if (allowed.size() < 2) GTEST_SKIP() << "machine: needs two CPUs";
   auto probe = Probe({{"BOOSTER_CPUS", std::to_string(allowed[1])}, {"BOOSTER_THREADS", "pin"}});
   pid_t tid = 0;
   ASSERT_EQ(

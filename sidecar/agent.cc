@@ -104,13 +104,47 @@ namespace {
 
 // Whether libbooster.so is mapped into `pid`: true / false, or why it cannot be told
 // (/proc/<pid>/maps needs ptrace-read access: the same user and no fewer capabilities).
-absl::StatusOr<bool> LoadsLibbooster(const std::string& proc_root, int pid) {
+absl::StatusOr<bool> MapsLibbooster(const std::string& proc_root, int pid) {
   absl::StatusOr<std::string> maps = ReadFile(absl::StrCat(proc_root, "/", pid, "/maps"));
   if (!maps.ok()) return maps.status();
   return absl::StrContains(*maps, "/libbooster.so");
 }
 
+// The library knobs that act on sockets and clocks, which libbooster.so applies inside
+// libc's calls (and so cannot apply to a program that does not make them through libc).
+bool IsSocketOrClockKnob(absl::string_view key) {
+  return absl::StartsWith(key, "runtime.") && key != "runtime.thread_placement" &&
+         key != "runtime.numa_mempolicy";
+}
+
 }  // namespace
+
+absl::StatusOr<Agent::LibraryInProcess> Agent::LibraryIn(int pid) {
+  // libbooster.so's presence locks (sidecar/preload_presence.h), which any user can read,
+  // on the library beside the control page; else the process's maps.
+  if (!presence_.has_value() && !config_.control_path.empty()) {
+    const std::string dir = config_.control_path.substr(0, config_.control_path.rfind('/') + 1);
+    absl::StatusOr<PresenceByPid> p =
+        ReadPreloadPresence(dir + "libbooster.so", config_.proc_root);
+    if (p.ok()) presence_ = *std::move(p);
+  }
+  if (presence_.has_value()) {
+    auto it = presence_->find(pid);
+    if (it != presence_->end() && it->second.loaded) return LibraryInProcess{true, it->second.go};
+    // No lock: not loaded, unless the maps say otherwise (a program that closed every
+    // descriptor it did not open drops the lock).
+    absl::StatusOr<bool> maps = MapsLibbooster(config_.proc_root, pid);
+    return LibraryInProcess{maps.ok() && *maps, false};
+  }
+  absl::StatusOr<bool> maps = MapsLibbooster(config_.proc_root, pid);
+  if (!maps.ok()) return maps.status();
+  return LibraryInProcess{*maps, false};
+}
+
+std::string Agent::ProcessName(int pid) const {
+  std::string comm = ReadFile(absl::StrCat(config_.proc_root, "/", pid, "/comm")).value_or("?");
+  return absl::StrCat(absl::StripTrailingAsciiWhitespace(comm), " (pid ", pid, ")");
+}
 
 absl::StatusOr<Limits> Agent::TargetLimits() {
   const bool in_pod = config_.selector.pod_peers;
@@ -156,11 +190,11 @@ absl::StatusOr<std::string> Agent::PlaceProcess(int pid, PlacementMode mode, boo
   if (!r.ok()) return r.status();
   std::string comm = ReadFile(absl::StrCat(config_.proc_root, "/", pid, "/comm")).value_or("?");
   comm = std::string(absl::StripTrailingAsciiWhitespace(comm));
-  absl::StatusOr<bool> lib = LoadsLibbooster(config_.proc_root, pid);
+  absl::StatusOr<LibraryInProcess> lib = LibraryIn(pid);
   std::string how =
-      !lib.ok() ? absl::StrCat("libbooster.so unknown (", lib.status().message(), ")")
-      : *lib    ? std::string("libbooster.so loaded: control page places the threads it starts")
-                : std::string("libbooster.so not loaded (a static binary?)");
+      !lib.ok()      ? absl::StrCat("libbooster.so unknown (", lib.status().message(), ")")
+      : lib->loaded ? std::string("libbooster.so loaded: control page places the threads it starts")
+                    : std::string("libbooster.so not loaded (a static binary?)");
   const std::string what =
       pin ? absl::StrCat("each thread pinned to one CPU of ", FormatCpuList(plan_->cpus))
           : absl::StrCat("threads confined to ", FormatCpuList(plan_->cpus));
@@ -195,6 +229,7 @@ absl::Status Agent::ApplyDirective(const Directive& d, AppliedStatus* status) {
   }
   targets_ = *targets;
   status->target_pids = targets_;
+  presence_.reset();  // read again for this directive
   absl::StatusOr<Limits> limits = TargetLimits();
   if (!limits.ok()) return limits.status();
   absl::StatusOr<Plan> plan = PlanPlacement(*topology_, *limits, d.policy);
@@ -229,17 +264,18 @@ absl::Status Agent::ApplyDirective(const Directive& d, AppliedStatus* status) {
   if (d.numa != NumaMode::kNone) {
     std::vector<std::string> lines;
     const bool several_nodes = topology_->numa_nodes.size() > 1;
+    const bool policy_by_page = (d.page.features & BOOSTER_FEATURE_NUMA_MEMPOLICY) != 0 && d.runtime;
+    int policy_not_reached = 0;
     for (int pid : targets_) {
-      absl::StatusOr<bool> lib = LoadsLibbooster(config_.proc_root, pid);
-      const bool policy_by_page =
-          (d.page.features & BOOSTER_FEATURE_NUMA_MEMPOLICY) != 0 && d.runtime;
+      absl::StatusOr<LibraryInProcess> lib = LibraryIn(pid);
+      if (policy_by_page && lib.ok() && !lib->loaded) ++policy_not_reached;
       std::string policy =
           !policy_by_page ? std::string("no memory policy asked of libbooster.so")
           : !lib.ok()     ? absl::StrCat(
                                 "memory policy by libbooster.so's control page if it is "
                                     "loaded (cannot tell: ",
                                 lib.status().message(), ")")
-          : *lib ? absl::StrCat("memory policy ",
+          : lib->loaded ? absl::StrCat("memory policy ",
                                 d.page.numa_mode == BOOSTER_NUMA_BIND ? "bind" : "preferred",
                                 " to nodes ", FormatCpuList(plan->memory_nodes),
                                 " by libbooster.so (control page)")
@@ -266,6 +302,10 @@ absl::Status Agent::ApplyDirective(const Directive& d, AppliedStatus* status) {
     status->knob_notes["numa"] = absl::StrCat(
         NumaModeName(d.numa), " (CPUs on ", plan->cross_numa ? "several nodes" : "one node",
         ", memory nodes ", FormatCpuList(plan->memory_nodes), "): ", absl::StrJoin(lines, "; "));
+    // The memory policy is the knob's point; where no process can take it, say so.
+    if (policy_not_reached > 0 && policy_not_reached == static_cast<int>(targets_.size())) {
+      status->unreachable["numa"] = status->knob_notes["numa"];
+    }
   }
   if (d.migrate_memory && d.numa == NumaMode::kNone && !plan->memory_nodes.empty()) {
     if (absl::Status s = appliers.MigrateMemory(targets_, plan->memory_nodes); !s.ok()) {
@@ -296,6 +336,28 @@ absl::Status Agent::ApplyDirective(const Directive& d, AppliedStatus* status) {
     if (absl::Status s = appliers.PublishControl(config_.control_path, page); !s.ok()) {
       status->failed_knobs = KeysWithPrefix(d, "runtime.");
       return s;
+    }
+    // The socket and clock knobs act inside libc's calls: they reach a process that loads
+    // libbooster.so and makes those calls through libc, which a Go program does not.
+    std::vector<std::string> why_not;
+    int reached = 0;
+    for (int pid : targets_) {
+      absl::StatusOr<LibraryInProcess> lib = LibraryIn(pid);
+      if (!lib.ok() || (lib->loaded && !lib->go)) {
+        ++reached;  // reached, or cannot tell: nothing to report
+      } else if (!lib->loaded) {
+        why_not.push_back(absl::StrCat("libbooster.so is not loaded in ", ProcessName(pid),
+                                       ": a statically linked program ignores LD_PRELOAD"));
+      } else {
+        why_not.push_back(absl::StrCat(ProcessName(pid),
+                                       " is a Go program: its sockets and clocks make raw system "
+                                       "calls, not libc's, so libbooster.so cannot change them"));
+      }
+    }
+    if (reached == 0 && !why_not.empty()) {
+      for (const std::string& k : d.keys) {
+        if (IsSocketOrClockKnob(k)) status->unreachable[k] = absl::StrJoin(why_not, "; ");
+      }
     }
     status->applied.push_back(absl::StrCat("control page features 0x", absl::Hex(page.features),
                                            " cpus ", FormatCpuList(plan->cpus)));

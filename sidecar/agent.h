@@ -25,6 +25,7 @@
 #include "sidecar/journal.h"
 #include "sidecar/metrics.h"
 #include "sidecar/planner.h"
+#include "sidecar/preload_presence.h"
 #include "sidecar/prom_text.h"
 #include "sidecar/reporter.h"
 #include "sidecar/sampler.h"
@@ -86,6 +87,16 @@ class Agent {
   absl::StatusOr<std::string> PlaceProcess(int pid, PlacementMode mode, bool* reached);
   // Every tick while a placement is in force: threads started since the last tick.
   void PlaceNewThreads();
+  // Whether libbooster.so is loaded in `pid` and the program is Go: from the library's
+  // presence locks (sidecar/preload_presence.h), else its maps; an error when neither
+  // can be read.
+  struct LibraryInProcess {
+    bool loaded = false;
+    bool go = false;
+  };
+  absl::StatusOr<LibraryInProcess> LibraryIn(int pid);
+  // "comm (pid N)", for messages.
+  std::string ProcessName(int pid) const;
 
   AgentConfig config_;
   Clock* clock_;
@@ -101,6 +112,7 @@ class Agent {
   std::map<int, ThreadPlacementState> placements_;
   bool initial_pending_ = false;
   std::optional<Plan> plan_;
+  std::optional<PresenceByPid> presence_;  // read once per directive by LibraryIn
   std::unique_ptr<ProcessSampler> sampler_;
   std::unique_ptr<WindowAggregator> windows_;
   std::unique_ptr<AppScraper> scraper_;

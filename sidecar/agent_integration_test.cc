@@ -91,8 +91,8 @@ bool WaitFor(Pred pred, absl::Duration timeout = absl::Seconds(30)) {
 class AgentIntegrationTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (geteuid() != 0) GTEST_SKIP() << "needs root";
-    if (access("/sys/fs/cgroup/cpuset/cpuset.cpus", F_OK) != 0) GTEST_SKIP() << "needs cgroup v1";
+    if (geteuid() != 0) GTEST_SKIP() << "machine: needs root";
+    if (access("/sys/fs/cgroup/cpuset/cpuset.cpus", F_OK) != 0) GTEST_SKIP() << "machine: needs cgroup v1";
     agent_bin_ = std::getenv("BOOSTER_AGENT_BIN") ? std::getenv("BOOSTER_AGENT_BIN") : "";
     ASSERT_FALSE(agent_bin_.empty()) << "BOOSTER_AGENT_BIN not set";
     name_ = absl::StrCat("booster-it-", getpid(), "-", absl::ToUnixMicros(absl::Now()) % 1000000);
@@ -116,7 +116,7 @@ class AgentIntegrationTest : public ::testing::Test {
     ASSERT_TRUE(WriteExisting(cgroups_[0] + "/cpu.cfs_quota_us", "50000").ok());
     ASSERT_TRUE(WriteExisting(cgroups_[2] + "/memory.limit_in_bytes", "268435456").ok());
     all_cpus_ = *ParseCpuList(cpus);
-    if (all_cpus_.size() < 2) GTEST_SKIP() << "needs two CPUs";
+    if (all_cpus_.size() < 2) GTEST_SKIP() << "machine: needs two CPUs";
 
     StartWorkload();
   }

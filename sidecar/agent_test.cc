@@ -18,6 +18,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "sidecar/cpu_list.h"
+#include "sidecar/feedback_adapter.h"
 #include "sidecar/http_get.h"
 #include "sidecar/test_app_server.h"
 #include "sidecar/tuning_directive.h"
@@ -78,7 +79,7 @@ class RecordingReporter : public Reporter {
 class AgentTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (Affinity(0).size() < 2) GTEST_SKIP() << "needs two CPUs";
+    if (Affinity(0).size() < 2) GTEST_SKIP() << "machine: needs two CPUs";
     char tmpl[] = "/tmp/booster-agent-XXXXXX";
     dir_ = mkdtemp(tmpl);
     child_ = fork();
@@ -139,6 +140,33 @@ TEST_F(AgentTest, TheInitialTuningPinsTheTargetWithinItsCpuLimit) {
   EXPECT_THAT(a.knob_notes["numa"],
               HasSubstr("memory policy not reached: Linux sets it only from inside"));
   EXPECT_EQ(Affinity(child_), Affinity(0)) << "reverted on stop";
+}
+
+// Library knobs on a program that does not load libbooster.so (here a plain process;
+// in a pod a static binary): published all the same, and reported as not reachable, with
+// the process named, so the operator can say so on the profile.
+TEST_F(AgentTest, SocketKnobsOnAProgramWithoutTheLibraryAreReportedNotReachable) {
+  absl::StatusOr<std::optional<Directive>> initial = DirectiveFromTuning(
+      R"({"runtime":{"preload":{"listenBacklog":1024,"tcpNoDelay":true}}})", "canary");
+  ASSERT_TRUE(initial.ok() && initial->has_value());
+  config_.initial_directive = **initial;
+  config_.max_ticks = 3;
+  RecordingReporter reporter(child_);
+  Agent agent(config_, &RealClock::Get(), nullptr, &reporter, nullptr);
+  std::atomic<bool> stop{false};
+  ASSERT_TRUE(agent.Run(stop).ok());
+  ASSERT_GE(reporter.applied.size(), 1u);
+  AppliedStatus a = reporter.applied[0];
+  EXPECT_TRUE(a.ok) << absl::StrJoin(a.failed, "; ");
+  EXPECT_THAT(a.knobs, ElementsAre("runtime.listen_backlog", "runtime.tcp_nodelay"));
+  for (const char* k : {"runtime.listen_backlog", "runtime.tcp_nodelay"}) {
+    EXPECT_THAT(a.unreachable[k], HasSubstr("libbooster.so is not loaded in "));
+    EXPECT_THAT(a.unreachable[k], HasSubstr(absl::StrCat("(pid ", child_, ")")));
+  }
+  FeedbackApplied sent = FeedbackAppliedFromStatus(a);
+  ASSERT_EQ(sent.knobs.size(), 2u);
+  EXPECT_EQ(sent.knobs[0].outcome, FeedbackKnobOutcome::kNotReachable);
+  EXPECT_THAT(sent.knobs[0].reason, HasSubstr("a statically linked program ignores LD_PRELOAD"));
 }
 
 TEST_F(AgentTest, AppliesReportsRollsBackAndRevertsOnStop) {

@@ -87,7 +87,7 @@ class AppliersTest : public ::testing::Test {
   void SetUp() override {
     dir_ = TempDir();
     original_ = Affinity(0);
-    if (original_.size() < 2) GTEST_SKIP() << "needs two CPUs";
+    if (original_.size() < 2) GTEST_SKIP() << "machine: needs two CPUs";
   }
   void TearDown() override {
     if (child_ > 0) {
@@ -194,7 +194,7 @@ TEST_F(AppliersTest, ConfineLeavesThreadsAlreadyPlacedAlone) {
 
 // Another user's process (without CAP_SYS_NICE): refused, nothing journaled.
 TEST_F(AppliersTest, ARefusedProcessLeavesNoJournal) {
-  if (geteuid() != 0) GTEST_SKIP() << "needs root to start a process as another user";
+  if (geteuid() != 0) GTEST_SKIP() << "machine: needs root to start a process as another user";
   chmod(dir_.c_str(), 0777);  // the unprivileged agent below writes its journal there
   child_ = fork();
   if (child_ == 0) {

@@ -49,6 +49,10 @@ FeedbackApplied FeedbackAppliedFromStatus(const AppliedStatus& s) {
   if (s.ok) {
     // An applied knob's reason says how it took effect, when the agent has more to say.
     for (const std::string& k : s.knobs) {
+      if (auto u = s.unreachable.find(k); u != s.unreachable.end()) {
+        out.knobs.push_back({k, FeedbackKnobOutcome::kNotReachable, u->second});
+        continue;
+      }
       auto note = s.knob_notes.find(k);
       out.knobs.push_back(
           {k, FeedbackKnobOutcome::kApplied, note == s.knob_notes.end() ? "" : note->second});

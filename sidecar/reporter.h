@@ -86,6 +86,10 @@ struct AppliedStatus {
   // placement and numa, which process it reached and how (libbooster.so's control page,
   // sched_setaffinity from outside, or not reached and why). Sent as the knob's reason.
   std::map<std::string, std::string> knob_notes;
+  // Knobs of an applied directive that cannot act on the program, and why (for example
+  // the socket knobs of a static binary, which never loads libbooster.so). Sent with the
+  // outcome NOT_REACHABLE; the operator shows them in the profile's TuningReached.
+  std::map<std::string, std::string> unreachable;
   std::vector<int> target_pids;
   std::optional<Plan> plan;
 };

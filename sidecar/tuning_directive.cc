@@ -25,7 +25,6 @@ absl::StatusOr<std::optional<Directive>> DirectiveFromTuning(absl::string_view t
   const std::string numa = cpu.is_object() ? text(cpu, "numa") : "";
   const bool place = !placement.empty() && placement != "none";
   const bool memory = !numa.empty() && numa != "none";
-  if (!place && !memory) return std::optional<Directive>();
 
   std::vector<std::pair<std::string, std::string>> settings;
   if (place) settings.emplace_back("placement", placement);
@@ -59,6 +58,8 @@ absl::StatusOr<std::optional<Directive>> DirectiveFromTuning(absl::string_view t
   number("receiveBufferBytes", "runtime.rcvbuf_bytes");
   number("sendBufferBytes", "runtime.sndbuf_bytes");
   flag("coarseClocks", "runtime.coarse_clock");
+  // Nothing the agent applies or can report on: no directive.
+  if (settings.empty()) return std::optional<Directive>();
 
   Directive d;
   booster_control_init(&d.page);

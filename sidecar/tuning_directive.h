@@ -6,7 +6,7 @@
 // allocator are the pod spec's (kubelet, environment, LD_PRELOAD) and are left out.
 //
 //   absl::StatusOr<std::optional<Directive>> d = DirectiveFromTuning(json, "canary");
-//   // nullopt: the tuning asks for no placement and no NUMA policy; nothing to apply
+//   // nullopt: the tuning asks for no placement, no NUMA policy and no library knob
 #ifndef BOOSTER_SIDECAR_TUNING_DIRECTIVE_H_
 #define BOOSTER_SIDECAR_TUNING_DIRECTIVE_H_
 

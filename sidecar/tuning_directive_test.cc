@@ -95,9 +95,19 @@ TEST(TuningDirectiveTest, TheLibraryKnobsRideAlong) {
   EXPECT_NE(d.page.features & BOOSTER_FEATURE_COARSE_CLOCK, 0u);
 }
 
-TEST(TuningDirectiveTest, NoPlacementNoDirective) {
+// Library knobs alone make a directive too: the agent publishes them on the control page
+// and reports whether they reach the program (a static or Go binary they cannot).
+TEST(TuningDirectiveTest, LibraryKnobsAloneAreADirective) {
+  Directive d = Must(R"({"cpu":{},"runtime":{"preload":{"listenBacklog":10}}})");
+  EXPECT_EQ(d.placement, PlacementMode::kNone);
+  EXPECT_TRUE(d.runtime);
+  EXPECT_EQ(d.keys, std::vector<std::string>({"runtime.listen_backlog"}));
+}
+
+TEST(TuningDirectiveTest, NothingToApplyNoDirective) {
   for (const char* json : {R"({})", R"({"cpu":{"placement":"none","numa":"none"}})",
-                           R"({"cpu":{},"runtime":{"preload":{"listenBacklog":10}}})"}) {
+                           R"({"sysctls":{"net.core.somaxconn":"4096"},
+                               "runtime":{"go":{"gomaxprocs":"auto"}}})"}) {
     absl::StatusOr<std::optional<Directive>> d = DirectiveFromTuning(json, "canary");
     ASSERT_TRUE(d.ok()) << d.status();
     EXPECT_FALSE(d->has_value()) << json;

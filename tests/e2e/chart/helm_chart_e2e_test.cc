@@ -506,6 +506,38 @@ spec:
         Kubectl({"-n", ns, "get", "bp", "web", "-o", "jsonpath={.status.arms}"});
     std::cout << "status.arms while streaming: " << (arms.ok() ? *arms : "?") << "\n";
   }
+  // The app is a Go program: its sockets bypass libc, so listenBacklog and tcpNoDelay
+  // cannot act on it. The canary's agent says so in its Applied (libbooster.so's presence
+  // lock marks the process as Go), and the profile shows it: TuningReached False, with a
+  // KnobsNotReached Warning.
+  absl::Status reach = WaitFor(
+      [&]() -> absl::StatusOr<bool> {
+        absl::StatusOr<Json> bp = GetJson({"-n", ns, "get", "bp", "web"});
+        if (!bp.ok()) return bp.status();
+        for (const Json& c : bp->value("/status/conditions"_json_pointer, Json::array())) {
+          if (c.value("type", "") == "TuningReached" && c.value("status", "") == "False") {
+            return true;
+          }
+        }
+        return absl::UnavailableError(bp->value("/status/conditions"_json_pointer, Json()).dump());
+      },
+      absl::Minutes(1), absl::Seconds(1));
+  ASSERT_TRUE(reach.ok()) << reach << AgentLogs(ns);
+  {
+    absl::StatusOr<std::string> msg = Kubectl(
+        {"-n", ns, "get", "bp", "web", "-o",
+         "jsonpath={.status.conditions[?(@.type==\"TuningReached\")].message}"});
+    ASSERT_TRUE(msg.ok()) << msg.status();
+    std::cout << "TuningReached: " << *msg << "\n";
+    EXPECT_THAT(*msg, HasSubstr("runtime.listen_backlog not reached in 1 of 1 canary pods"));
+    EXPECT_THAT(*msg, HasSubstr("is a Go program"));
+    absl::StatusOr<std::string> events = Kubectl(
+        {"-n", ns, "get", "events", "--field-selector",
+         "involvedObject.kind=BoosterProfile,reason=KnobsNotReached", "-o",
+         "jsonpath={.items[*].type}"});
+    ASSERT_TRUE(events.ok()) << events.status();
+    EXPECT_THAT(*events, HasSubstr("Warning"));
+  }
   absl::StatusOr<std::string> leader_ip = PodIp(system_ns_.name(), *leader);
   ASSERT_TRUE(leader_ip.ok()) << leader_ip.status();
   absl::StatusOr<std::string> op_metrics =
