@@ -1,0 +1,137 @@
+#include "operator/plugin/evidence.h"
+
+#include <cmath>
+#include <limits>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "operator/analysis/judge.h"
+#include "operator/analysis/judge_verdict_source.h"
+#include "operator/rollout/profile.h"
+
+namespace booster::plugin {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+using Json = nlohmann::json;
+
+// A decision of the metrics judge, turned into evidence by the operator's own code
+// (analysis::ToVerdict), so the keys read here are the keys the operator writes.
+std::map<std::string, std::string> JudgeEvidence() {
+  analysis::Decision d;
+  d.kind = analysis::DecisionKind::kFail;
+  d.reason = "Regression";
+  d.message = "latencyP99 is 41% worse on the canary";
+  d.alpha_look = 0.0021;
+  analysis::MetricEvidence p99;
+  p99.name = "latencyP99";
+  p99.verdict = analysis::MetricVerdict::kFail;
+  p99.baseline = {.n = 12, .median = 0.0123};
+  p99.canary = {.n = 11, .median = 0.01734};
+  p99.change_percent = 40.97;
+  p99.p_value = 0.00031;
+  analysis::MetricEvidence throughput;
+  throughput.name = "throughput";
+  throughput.verdict = analysis::MetricVerdict::kPass;
+  throughput.baseline = {.n = 12, .median = 480};
+  throughput.canary = {.n = 11, .median = 478.5};
+  throughput.change_percent = -0.3125;
+  throughput.p_value = 0.61;
+  analysis::MetricEvidence errors;
+  errors.name = "errorRate";
+  errors.verdict = analysis::MetricVerdict::kFail;
+  errors.baseline = {.n = 12, .median = 0};
+  errors.canary = {.n = 11, .median = 0.01};
+  errors.change_percent = std::numeric_limits<double>::infinity();
+  analysis::MetricEvidence cpu;  // not enough windows: no test made
+  cpu.name = "cpuPerRequest";
+  cpu.verdict = analysis::MetricVerdict::kSkipped;
+  d.metrics = {throughput, p99, errors, cpu};
+  rollout::Verdict v = analysis::ToVerdict(d);
+  v.evidence["look"] = "3/12";
+  return v.evidence;
+}
+
+Json ProfileWith(const std::map<std::string, std::string>& evidence, const std::string& verdict) {
+  Json p = Json::parse(R"({
+    "metadata": {"name": "web", "namespace": "shop"},
+    "spec": {"rollout": {"analysis": {"mode": "Metrics", "metrics": [
+      {"name": "latencyP99"}, {"name": "errorRate"}, {"name": "throughput"}]}}},
+    "status": {"phase": "RolledBack", "currentStep": 1}
+  })");
+  p["status"]["lastDecision"] = {{"verdict", verdict},
+                                 {"step", 1},
+                                 {"reason", "Regression"},
+                                 {"message", "latencyP99 is 41% worse on the canary"},
+                                 {"time", "2027-01-15T08:00:00Z"},
+                                 {"evidence", evidence}};
+  return p;
+}
+
+TEST(MetricRowsTest, EachArmsWindowsAndMedianTheChangeAndThePValueOfTheJudgesEvidence) {
+  std::vector<MetricEvidence> rows = MetricRows(JudgeEvidence(), {"latencyP99", "throughput"});
+  ASSERT_EQ(rows.size(), 4u);
+  // The spec's order first, then the rest alphabetically.
+  EXPECT_EQ(rows[0].metric, "latencyP99");
+  EXPECT_EQ(rows[0].baseline_windows, "12");
+  EXPECT_EQ(rows[0].baseline_median, "0.0123");
+  EXPECT_EQ(rows[0].canary_windows, "11");
+  EXPECT_EQ(rows[0].canary_median, "0.01734");
+  EXPECT_EQ(rows[0].change, "+40.97%");
+  EXPECT_EQ(rows[0].p_value, "0.00031");
+  EXPECT_EQ(rows[0].verdict, "Fail");
+  EXPECT_EQ(rows[1].metric, "throughput");
+  EXPECT_EQ(rows[1].change, "-0.3125%");
+  EXPECT_EQ(rows[1].baseline_median, "480");
+  EXPECT_EQ(rows[2].metric, "cpuPerRequest");
+  EXPECT_EQ(rows[2].baseline_windows, "0");
+  EXPECT_EQ(rows[2].baseline_median, "-");
+  EXPECT_EQ(rows[2].change, "-");
+  EXPECT_EQ(rows[2].p_value, "-");
+  EXPECT_EQ(rows[2].verdict, "Skipped");
+  EXPECT_EQ(rows[3].metric, "errorRate");
+  EXPECT_EQ(rows[3].change, "+inf%");
+}
+
+TEST(RenderExplainTest, TheVerdictTheJudgeAndOneRowPerMetric) {
+  const std::string out = RenderExplain(ProfileWith(JudgeEvidence(), "Fail"));
+  EXPECT_THAT(out, HasSubstr("boosterprofile \"web\" in namespace \"shop\": RolledBack, step 1"));
+  EXPECT_THAT(out, HasSubstr("Fail at step 1, 2027-01-15T08:00:00Z"));
+  EXPECT_THAT(out, HasSubstr("Regression"));
+  EXPECT_THAT(out, HasSubstr("look 3/12, alpha of this look 0.0021"));
+  EXPECT_THAT(out, HasSubstr("METRIC          BASELINE WINDOWS   BASELINE MEDIAN   CANARY "
+                             "WINDOWS   CANARY MEDIAN   CHANGE     P-VALUE   VERDICT\n"
+                             "latencyP99      12                 0.0123            11        "
+                             "       0.01734         +40.97%    0.00031   Fail\n"
+                             "errorRate       12                 0                 11        "
+                             "       0.01            +inf%"));
+  EXPECT_THAT(out, Not(HasSubstr("alpha:")));  // judge keys are not repeated as raw lines
+}
+
+TEST(RenderExplainTest, AVerdictByTimeSaysHowLongTheStepRan) {
+  const std::string out =
+      RenderExplain(ProfileWith({{"judge", "time"},
+                                 {"observed", "1m"},
+                                 {"required", "1m"},
+                                 {"note", "no baseline at 100%: the last step is judged by time"}},
+                                "Pass"));
+  EXPECT_THAT(out, HasSubstr("time (a step passes once it has run stepDuration with both arms "
+                             "ready): ran 1m of 1m"));
+  EXPECT_THAT(out, HasSubstr("note:      no baseline at 100%"));
+  EXPECT_THAT(out, HasSubstr("No per-metric evidence"));
+  EXPECT_THAT(out, Not(HasSubstr("METRIC")));
+}
+
+TEST(RenderExplainTest, NoVerdictYet) {
+  Json p = ProfileWith({}, "Pass");
+  p["status"].erase("lastDecision");
+  p["status"]["phase"] = "Enrolling";
+  p["status"]["currentStep"] = 0;
+  EXPECT_EQ(RenderExplain(p),
+            "boosterprofile \"web\" in namespace \"shop\": Enrolling, step 0\n"
+            "No verdict yet: the first step has not been judged.\n");
+}
+
+}  // namespace
+}  // namespace booster::plugin
