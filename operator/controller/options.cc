@@ -6,6 +6,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 
 namespace booster::controller {
 
@@ -49,6 +51,12 @@ const std::vector<FlagInfo>& Flags() {
        "PEM CA certificate(s) the agents verify the feedback server with; given to them in "
        "BOOSTER_OPERATOR_CA"},
       {"log-format", {"BOOSTER_LOG_FORMAT"}, "json", "json (one object per line) or text"},
+      {"enabled-namespaces", {"BOOSTER_ENABLED_NAMESPACES"}, "none",
+       "comma-separated namespaces whose profiles the operator acts on (opted in by name)"},
+      {"namespace-label", {"BOOSTER_NAMESPACE_LABEL"}, "none",
+       "a namespace labelled <this>=true has opted in (needs list/watch on namespaces). "
+       "With neither this nor --enabled-namespaces every namespace has; kube-system, "
+       "kube-public and kube-node-lease never have"},
       {"help", {}, "", "print this help"},
   };
   return *flags;
@@ -168,6 +176,16 @@ absl::StatusOr<OperatorOptions> ParseOptions(const std::vector<std::string>& arg
         "--agent-feedback-address must be HOST:PORT, not \"", o.agent_feedback_address, "\""));
   }
   o.agent_feedback_ca_file = get("agent-feedback-ca-file", "");
+  for (absl::string_view n :
+       absl::StrSplit(get("enabled-namespaces", ""), ',', absl::SkipWhitespace())) {
+    o.enabled_namespaces.emplace_back(absl::StripAsciiWhitespace(n));
+  }
+  o.namespace_label = get("namespace-label", "");
+  if (!o.namespace_label.empty() && o.namespace_label.find_first_of(" =,") != std::string::npos) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--namespace-label must be a label key such as booster.dev/enabled, not \"",
+        o.namespace_label, "\""));
+  }
   o.log_format = get("log-format", o.log_format);
   if (o.log_format != "json" && o.log_format != "text") {
     return absl::InvalidArgumentError(

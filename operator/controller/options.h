@@ -40,6 +40,10 @@ struct OperatorOptions {
   std::string agent_feedback_address = "booster-operator.booster-system.svc:9443";
   std::string agent_feedback_ca_file;
   std::string log_format = "json";
+  // Namespaces that opted in to Booster (controller/namespace_policy.h): by name, and by
+  // the label <namespace_label>=true. Both empty: every namespace but the control plane's.
+  std::vector<std::string> enabled_namespaces;
+  std::string namespace_label;
   bool help = false;
 };
 

@@ -99,6 +99,23 @@ TEST(OptionsTest, FeedbackServerFlags) {
   EXPECT_EQ(o->feedback_key_file, "/tls/tls.key");
 }
 
+TEST(OptionsTest, NamespaceOptInFlags) {
+  absl::StatusOr<OperatorOptions> none = ParseOptions({}, Env({}), "h");
+  ASSERT_TRUE(none.ok()) << none.status();
+  EXPECT_TRUE(none->enabled_namespaces.empty());
+  EXPECT_EQ(none->namespace_label, "");
+  absl::StatusOr<OperatorOptions> o =
+      ParseOptions({"--enabled-namespaces= shop, web ,"},
+                   Env({{"BOOSTER_NAMESPACE_LABEL", "booster.dev/enabled"}}), "h");
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_THAT(o->enabled_namespaces, ::testing::ElementsAre("shop", "web"));
+  EXPECT_EQ(o->namespace_label, "booster.dev/enabled");
+  EXPECT_THAT(ParseOptions({"--namespace-label=booster.dev/enabled=true"}, Env({}), "h")
+                  .status()
+                  .message(),
+              HasSubstr("--namespace-label must be a label key"));
+}
+
 TEST(OptionsTest, AgentFeedbackFlags) {
   absl::StatusOr<OperatorOptions> d = ParseOptions({}, Env({}), "h");
   ASSERT_TRUE(d.ok()) << d.status();

@@ -4,10 +4,14 @@
 #include <cstdlib>
 #include <functional>
 #include <map>
+#include <optional>
+#include <string>
+#include <utility>
 
 #include "CivetServer.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/time/time.h"
 #include "operator/controller/log.h"
 #include "operator/feedback/leader_endpoint.h"
 #include "operator/kube/api_status.h"
@@ -100,7 +104,12 @@ class OperatorMetrics final : public ReconcileObserver {
         weight_(prometheus::BuildGauge()
                     .Name("booster_operator_profile_canary_weight")
                     .Help("Percent of the replicas on the canary")
-                    .Register(*registry)) {}
+                    .Register(*registry)),
+        verdict_(prometheus::BuildGauge()
+                     .Name("booster_operator_verdict_timestamp_seconds")
+                     .Help("Time of the last verdict on each BoosterProfile's step "
+                           "(status.lastDecision), labelled with the step, verdict and reason")
+                     .Register(*registry)) {}
 
   void Reconciled(const std::string& ns, const std::string& name,
                   const rollout::RolloutStatus& status, const rollout::Observations&) override {
@@ -112,6 +121,24 @@ class OperatorMetrics final : public ReconcileObserver {
     }
     weight_.Add({{"namespace", ns}, {"profile", name}}).Set(status.canary_weight);
     known_[ns + "/" + name] = true;
+    // Read from the status, so every leader exports the same series: one per profile, the
+    // last decision's (Grafana draws it as an annotation at the value's time).
+    const std::string key = ns + "/" + name;
+    const std::optional<rollout::Decision>& d = status.last_decision;
+    if (!d || d->time == absl::InfinitePast()) {
+      ForgetVerdict(key);
+      return;
+    }
+    prometheus::Labels labels = {{"namespace", ns},
+                                 {"profile", name},
+                                 {"step", std::to_string(d->step)},
+                                 {"verdict", d->verdict},
+                                 {"reason", d->reason}};
+    auto it = verdicts_.find(key);
+    if (it != verdicts_.end() && it->second.first != labels) ForgetVerdict(key);
+    prometheus::Gauge& g = verdict_.Add(labels);
+    g.Set(absl::ToDoubleSeconds(d->time - absl::UnixEpoch()));
+    verdicts_[key] = {labels, &g};
   }
 
   void Forgotten(const std::string& ns, const std::string& name) override {
@@ -122,6 +149,7 @@ class OperatorMetrics final : public ReconcileObserver {
           {{"namespace", ns}, {"profile", name}, {"phase", std::string(rollout::PhaseName(p))}}));
     }
     weight_.Remove(&weight_.Add({{"namespace", ns}, {"profile", name}}));
+    ForgetVerdict(ns + "/" + name);
   }
 
   std::shared_ptr<prometheus::Registry> registry;
@@ -138,10 +166,20 @@ class OperatorMetrics final : public ReconcileObserver {
       rollout::Phase::kPending,     rollout::Phase::kEnrolling, rollout::Phase::kProgressing,
       rollout::Phase::kPaused,      rollout::Phase::kPromoting, rollout::Phase::kPromoted,
       rollout::Phase::kRollingBack, rollout::Phase::kRolledBack, rollout::Phase::kFailed};
+  void ForgetVerdict(const std::string& key) {
+    auto it = verdicts_.find(key);
+    if (it == verdicts_.end()) return;
+    verdict_.Remove(it->second.second);
+    verdicts_.erase(it);
+  }
+
   std::mutex mu_;
   prometheus::Family<prometheus::Gauge>& phase_;
   prometheus::Family<prometheus::Gauge>& weight_;
+  prometheus::Family<prometheus::Gauge>& verdict_;
   std::map<std::string, bool> known_;
+  // The series of each profile's last decision, by "namespace/name".
+  std::map<std::string, std::pair<prometheus::Labels, prometheus::Gauge*>> verdicts_;
 };
 
 // The reconciler's observer: the metrics, and the window store's steps. A profile at step
@@ -295,6 +333,22 @@ absl::Status OperatorProcess::Build() {
                 {"replicasets", replicasets_.get()},
                 {"pods", pods_.get()},
                 {"horizontalpodautoscalers", hpas_.get()}};
+  // Namespaces opt in (namespace_policy.h). Watching one namespace, the installer chose
+  // it: it is opted in, and Namespace labels (cluster-scoped) are not read. Watching all,
+  // with a label, the opted-in Namespaces are watched (that label only).
+  namespace_policy_.enabled = options_.enabled_namespaces;
+  namespace_policy_.label = options_.namespace_label;
+  if (!options_.ns.empty()) {
+    namespace_policy_.enabled.push_back(options_.ns);
+    namespace_policy_.label_readable = false;
+  } else if (!options_.namespace_label.empty()) {
+    kube::InformerOptions io;
+    io.label_selector = options_.namespace_label + "=true";
+    io.index_namespace = false;
+    io.index_owner = false;
+    namespaces_ = std::make_unique<kube::Informer>(c, kube::kNamespaces, io, clock_);
+    informers_.push_back({"namespaces", namespaces_.get()});
+  }
 
   recorder_ = std::make_unique<kube::EventRecorder>(c, "booster-operator", clock_,
                                                     options_.identity);
@@ -302,6 +356,10 @@ absl::Status OperatorProcess::Build() {
   ro.mutation.agent_image = options_.agent_image;
   ro.mutation.image_pull_policy = options_.agent_image_pull_policy;
   ro.mutation.operator_address = options_.agent_feedback_address;
+  ro.namespace_refusal = [this](const std::string& ns) {
+    kube::ObjectPtr obj = namespaces_ ? namespaces_->store().Get(ns) : nullptr;
+    return NamespaceRefusal(namespace_policy_, ns, obj.get());
+  };
   ro.arms = [this](const std::string& key) -> std::optional<rollout::ArmsReport> {
     std::optional<feedback::WindowStore::StepSummary> s = windows_.CurrentSummary(key);
     if (!s) return std::nullopt;
@@ -355,6 +413,21 @@ absl::Status OperatorProcess::Build() {
   replicasets_->AddEventHandler(EnqueueProfilesOf(ps, ObjectKind::kReplicaSet, controller_.get()));
   pods_->AddEventHandler(EnqueueProfilesOf(ps, ObjectKind::kPod, controller_.get()));
   hpas_->AddEventHandler(EnqueueProfilesOf(ps, ObjectKind::kHpa, controller_.get()));
+  if (namespaces_) {
+    // A namespace that opts in or out: its profiles are looked at again.
+    auto enqueue = [ps, this](const kube::ObjectPtr& n) {
+      if (n == nullptr) return;
+      const std::string name = kube::JsonString(*n, "/metadata/name");
+      for (const kube::ObjectPtr& p : ps->ByIndex(kube::kNamespaceIndex, name)) {
+        controller_->Enqueue(kube::ObjectKey(*p));
+      }
+    };
+    kube::EventHandlers h;
+    h.on_add = enqueue;
+    h.on_update = [enqueue](const kube::ObjectPtr&, const kube::ObjectPtr& n) { enqueue(n); };
+    h.on_delete = enqueue;
+    namespaces_->AddEventHandler(std::move(h));
+  }
 
   absl::StatusOr<std::unique_ptr<HttpEndpoints>> endpoints = HttpEndpoints::Start(
       options_, metrics_->registry,

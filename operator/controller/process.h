@@ -31,6 +31,7 @@
 #include "absl/time/time.h"
 #include "common/clock.h"
 #include "operator/analysis/judge_verdict_source.h"
+#include "operator/controller/namespace_policy.h"
 #include "operator/controller/options.h"
 #include "operator/controller/reconciler.h"
 #include "operator/controller/store_window_source.h"
@@ -100,6 +101,9 @@ class OperatorProcess {
 
   // Informers, in the order they start; the reconciler reads their stores.
   std::unique_ptr<kube::Informer> profiles_, deployments_, replicasets_, pods_, hpas_;
+  // Opted-in Namespaces (with --namespace-label, watching every namespace), else null.
+  std::unique_ptr<kube::Informer> namespaces_;
+  NamespacePolicy namespace_policy_;
   std::vector<std::pair<std::string, kube::Informer*>> informers_;
 
   std::unique_ptr<kube::EventRecorder> recorder_;

@@ -239,6 +239,7 @@ absl::StatusOr<kube::Result> ProfileReconciler::Reconcile(const std::string& key
 
   if (options_.arms) obs.arms = options_.arms(key);
   if (options_.reach) obs.reach = options_.reach(key);
+  if (options_.namespace_refusal) obs.namespace_refusal = options_.namespace_refusal(ns);
   obs.rejected_pods = RejectedPods(ns, key);
   rollout::Plan plan =
       rollout::Reconcile(*profile, obs, *verdicts_, clock_->Now(), options_.mutation);

@@ -126,6 +126,9 @@ struct ReconcilerOptions {
   // What the canary agents of profile "ns/name" applied (condition TuningReached); unset
   // or nullopt = unknown. Called inside a reconcile: cheap, thread-safe.
   std::function<std::optional<rollout::ReachReport>(const std::string& key)> reach;
+  // Why the profiles of namespace `ns` may not be acted on ("" = they may;
+  // namespace_policy.h); unset = every namespace may. Cheap, thread-safe.
+  std::function<std::string(const std::string& ns)> namespace_refusal;
 };
 
 class ProfileReconciler {

@@ -240,6 +240,7 @@ class Machine {
   // there is nothing left to do.
   bool Unenroll(const DeploymentView& t, const std::string& why);
   void HandleInvalidSpec();
+  void HandleNamespaceRefused();
   bool CheckTarget();
   void MaybeRestart();
   void Pending();
@@ -726,6 +727,27 @@ void Machine::HandleInvalidSpec() {
   if (canary().exists) PushDeleteCanary();
 }
 
+// The namespace may not be tuned: touch nothing. A rollout in flight holds where it is
+// (the next pass after the namespace opts in carries on); a profile that had not started
+// fails; a finished one keeps its phase. Deleting the profile still restores everything.
+void Machine::HandleNamespaceRefused() {
+  const std::string& msg = obs_.namespace_refusal;
+  const struct Condition* c = FindCondition(s_.conditions, kConditionNamespaceEnabled);
+  const bool known = c != nullptr && c->status == "False" && c->message == msg;
+  SetCond(kConditionNamespaceEnabled, false, "NotOptedIn", msg);
+  if (InFlight(s_.phase) || s_.phase == Phase::kPromoted || s_.phase == Phase::kRolledBack) {
+    if (!known) {
+      Event(true, "NamespaceNotEnabled",
+            absl::StrCat("the profile holds at ", PhaseName(s_.phase), ": ", msg));
+    }
+    return;
+  }
+  if (s_.phase != Phase::kFailed || !s_.last_transition ||
+      s_.last_transition->reason != "NamespaceNotEnabled" || s_.last_transition->message != msg) {
+    To(Phase::kFailed, "NamespaceNotEnabled", msg, /*warning=*/true);
+  }
+}
+
 // Returns false when the rollout cannot go on because the target is gone.
 bool Machine::CheckTarget() {
   const DeploymentView& t = target();
@@ -769,6 +791,10 @@ void Machine::MaybeRestart() {
               (s_.last_transition->reason == "CanaryNameTaken" && !ForeignCanary()))) {
     reason = "ConflictResolved";
     message = "the object in the way is gone; a new rollout starts";
+  } else if (s_.phase == Phase::kFailed && s_.last_transition &&
+             s_.last_transition->reason == "NamespaceNotEnabled") {
+    reason = "NamespaceEnabled";
+    message = "the namespace opted in; a new rollout starts";
   } else if (s_.phase == Phase::kFailed && s_.last_transition &&
              (s_.last_transition->reason == "InvalidSpec" ||
               (s_.last_transition->reason == "TargetDeleted" && target().exists) ||
@@ -1356,9 +1382,13 @@ Plan Machine::Run() {
       a.type = ActionType::kAddFinalizer;
       Push(std::move(a));
     }
-    if (!p_.spec.ok()) {
+    if (!obs_.namespace_refusal.empty()) {
+      HandleNamespaceRefused();
+    } else if (!p_.spec.ok()) {
+      SetCond(kConditionNamespaceEnabled, true, "OptedIn", "");
       HandleInvalidSpec();
     } else {
+      SetCond(kConditionNamespaceEnabled, true, "OptedIn", "");
       SetCond(kConditionInvalidSpec, false, "Valid", "");
       const bool releasing = ReleasePreviousTarget();
       if (!releasing) MaybeRestart();

@@ -116,6 +116,9 @@ struct Observations {
   // What the canary's agents applied, when the operator receives their stream; nullopt
   // or pods == 0 = nothing known (the condition is then left as it is).
   std::optional<ReachReport> reach;
+  // Why the operator may not tune this profile's namespace ("" = it may): the namespace
+  // has not opted in, or is the control plane's (controller::NamespaceRefusal).
+  std::string namespace_refusal;
 };
 
 enum class ActionType {
@@ -184,6 +187,11 @@ inline constexpr char kConditionConflict[] = "Conflict";
 // rejected a canary pod for a sysctl it does not allow); the rollout then rolls back at
 // once. False (reason Admitted) when a new rollout starts.
 inline constexpr char kConditionTuningRejected[] = "TuningRejected";
+// Whether the profile's namespace has opted in to Booster (a label or the operator's list;
+// never the control plane's namespaces). False (reason NotOptedIn): nothing is touched; a
+// rollout in flight holds, one that had not started fails with reason
+// NamespaceNotEnabled and starts by itself once the namespace opts in.
+inline constexpr char kConditionNamespaceEnabled[] = "NamespaceEnabled";
 // Whether every knob of the tuning took effect in the canary pods whose agents reported:
 // True (reason Reached); False (reason NotReached) naming each knob that could not act
 // (for example placement on a program libbooster.so cannot reach) and why, with a Warning

@@ -75,6 +75,8 @@ class Sim {
   std::vector<RejectedPod> rejected;
   // What the canary's agents applied (Observations::reach).
   std::optional<ReachReport> reach;
+  // Why the namespace may not be tuned (Observations::namespace_refusal).
+  std::string namespace_refusal;
   absl::Time& now() { return now_; }
   absl::Time time() const { return now_; }
   bool profile_gone() const { return gone_; }
@@ -108,6 +110,7 @@ class Sim {
     obs.arms = arms;
     obs.rejected_pods = rejected;
     obs.reach = reach;
+    obs.namespace_refusal = namespace_refusal;
     return Reconcile(*p, obs, verdicts, now_, opts_);
   }
 
@@ -976,6 +979,53 @@ TEST(ReconcileTest, InvalidSpecFailsBeforeAnythingIsTouched) {
   EXPECT_EQ(sim.phase(), Phase::kPending);
   sim.Step(verdicts);
   EXPECT_EQ(sim.phase(), Phase::kEnrolling);
+}
+
+TEST(ReconcileTest, ANamespaceThatHasNotOptedInIsNeverTouched) {
+  Sim sim(3);
+  const Json before = sim.target();
+  TimeVerdictSource verdicts;
+  sim.namespace_refusal = "namespace shop has not opted in to Booster: label it";
+  for (int i = 0; i < 3; ++i) {
+    Plan p = sim.Step(verdicts);
+    for (const Action& a : p.actions) {
+      EXPECT_TRUE(a.type == ActionType::kAddFinalizer || a.type == ActionType::kRecordEvent ||
+                  a.type == ActionType::kRequeueAfter)
+          << DescribeAction(a);
+    }
+  }
+  EXPECT_EQ(sim.phase(), Phase::kFailed);
+  EXPECT_EQ(sim.status().last_transition->reason, "NamespaceNotEnabled");
+  const Condition c = sim.Cond(kConditionNamespaceEnabled);
+  EXPECT_EQ(c.status, "False");
+  EXPECT_EQ(c.reason, "NotOptedIn");
+  EXPECT_EQ(sim.target(), before);
+  // Opted in: a new rollout starts by itself.
+  sim.namespace_refusal.clear();
+  Drive(sim, verdicts, [&] { return sim.phase() == Phase::kProgressing; });
+  EXPECT_EQ(sim.Cond(kConditionNamespaceEnabled).status, "True");
+}
+
+TEST(ReconcileTest, ANamespaceThatOptsOutMidRolloutHoldsItThenContinues) {
+  Sim sim(10);
+  TimeVerdictSource verdicts;
+  Drive(sim, verdicts, [&] { return sim.status().current_step == 2; });
+  const Json target = sim.target();
+  const Json canary = sim.canary();
+  sim.namespace_refusal = "namespace shop has not opted in to Booster";
+  const size_t events = sim.events().size();
+  for (int i = 0; i < 5; ++i) {
+    sim.now() += absl::Minutes(1);
+    sim.Step(verdicts);
+  }
+  EXPECT_EQ(sim.phase(), Phase::kProgressing);
+  EXPECT_EQ(sim.status().current_step, 2);
+  EXPECT_EQ(sim.target(), target) << "held: nothing touched";
+  EXPECT_EQ(sim.canary(), canary);
+  EXPECT_EQ(sim.events().size(), events + 1) << "one Warning, not one per pass";
+  EXPECT_EQ(sim.events().back().reason, "NamespaceNotEnabled");
+  sim.namespace_refusal.clear();
+  Drive(sim, verdicts, [&] { return sim.phase() == Phase::kPromoted; });
 }
 
 TEST(ReconcileTest, InvalidSpecMidRolloutHoldsThenContinues) {
