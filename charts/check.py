@@ -103,7 +103,8 @@ def api_calls():
             v, sub = CLIENT_VERBS[verb]
             used.setdefault((group, plural + sub, v), rel)
         if rel.endswith(os.path.join("controller", "process.cc")):
-            for res in re.findall(r"\binformer\(\s*(?:kube::)?(k\w+)", text):
+            for res in re.findall(
+                    r"(?:\binformer\(|Informer>\(\s*\w+,)\s*(?:kube::)?(k\w+)", text):
                 group, plural = resources[res]
                 for v in ("list", "watch"):
                     used.setdefault((group, plural, v), rel + " (informer)")
@@ -245,9 +246,24 @@ def main():
     check(any(v.get("secret", {}).get("secretName") == "my-cert" for v in own_pod["volumes"]),
           "and mounts that Secret")
 
+    # Namespaces opt in: by the label by default, by name when listed.
+    check("--namespace-label=booster.dev/enabled" in args,
+          f"namespaces opt in by label by default: {args}")
+    docs_list = render(helm, "operator.enabledNamespaces={shop,web}", "operator.namespaceLabel=")
+    args_list = operator_args(docs_list)
+    check("--enabled-namespaces=shop,web" in args_list and
+          not any(a.startswith("--namespace-label") for a in args_list),
+          f"enabledNamespaces lists them and an empty label turns the label off: {args_list}")
+    check(("", "namespaces", "list") not in granted_rules(docs_list),
+          "no namespaces rule without the label")
+
     # One namespace: the RBAC follows.
     docs = render(helm, "operator.watchNamespace=shop")
     check("--namespace=shop" in operator_args(docs), "--namespace follows watchNamespace")
+    check(not any(a.startswith("--namespace-label") for a in operator_args(docs)),
+          "watching one namespace, the label is not read (that namespace has opted in)")
+    check(("", "namespaces", "list") not in granted_rules(docs),
+          "and no rule on namespaces (cluster-scoped) in that mode")
     role = find(docs, "Role", "booster-operator")
     check(len(role) == 1 and role[0]["metadata"]["namespace"] == "shop",
           "watchNamespace gives a Role in that namespace")
