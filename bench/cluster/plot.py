@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Draws bench/cluster/run.sh's results as an SVG (no plotting library needed).
 
-Left: the Go JSON API, promoted / baseline per round (dots) and the median (bar) for p50,
-p99, requests/s and throttled time, with the goal lines (p99 <= 0.4x, requests/s >=
-0.95x). Right: the short-connection burst, client p99 per round as deployed and promoted
+One panel per keep-alive case (the Go JSON API, the CPU-only handler if measured):
+promoted / baseline per round (dots) and the median (bar) for p50, p99, requests/s and
+throttled time, with the goal lines (p99 <= 0.4x, requests/s >= 0.95x). Last: the
+short-connection burst, client p99 per round as deployed and promoted
 (log scale), with the listen overflows of each window.
 
   plot.py RESULTS.json OUT.svg
@@ -23,11 +24,11 @@ def text(x, y, s, size=12, anchor="middle", extra=""):
     return f'<text x="{x:.1f}" y="{y:.1f}" font-size="{size}" text-anchor="{anchor}" {FONT} {extra}>{s}</text>'
 
 
-def users_panel(case, x0, y0, w, h):
+def ratio_panel(case, x0, y0, w, h, title):
     out = []
     metrics = [("p50", "p50"), ("p99", "p99"), ("rps", "requests/s"), ("throttled_s", "throttled time")]
     rs = case["ratios"]
-    top = max(2.0, max(v for m, _ in metrics for v in rs[m] if v is not None) * 1.1)
+    top = 2.5  # a ratio above it is drawn at the top edge with its value
     sy = lambda v: y0 + h - v / top * h
     out.append(f'<rect x="{x0}" y="{y0}" width="{w}" height="{h}" fill="none" stroke="#444"/>')
     t = 0.0
@@ -41,11 +42,19 @@ def users_panel(case, x0, y0, w, h):
         cx = x0 + bw * (i + 0.5)
         vals = [v for v in rs[m] if v is not None]
         med = statistics.median(vals)
-        out.append(f'<rect x="{cx - bw * 0.25:.1f}" y="{sy(med):.1f}" width="{bw * 0.5:.1f}" '
-                   f'height="{sy(0) - sy(med):.1f}" fill="{PROM_C}" fill-opacity="0.35" stroke="{PROM_C}"/>')
+        out.append(f'<rect x="{cx - bw * 0.25:.1f}" y="{sy(min(med, top)):.1f}" width="{bw * 0.5:.1f}" '
+                   f'height="{sy(0) - sy(min(med, top)):.1f}" fill="{PROM_C}" fill-opacity="0.35" stroke="{PROM_C}"/>')
+        clipped = []
         for j, v in enumerate(vals):
             dx = (j - (len(vals) - 1) / 2) * 7
-            out.append(f'<circle cx="{cx + dx:.1f}" cy="{sy(v):.1f}" r="3.2" fill="{PROM_C}"/>')
+            if v > top:
+                clipped.append(v)
+                out.append(f'<path d="M{cx + dx - 3.5:.1f},{sy(top) + 6:.1f} l3.5,-6 l3.5,6 z" fill="{PROM_C}"/>')
+            else:
+                out.append(f'<circle cx="{cx + dx:.1f}" cy="{sy(v):.1f}" r="3.2" fill="{PROM_C}"/>')
+        if clipped:
+            out.append(text(cx, sy(top) + 18, ", ".join(f"{v:.1f}x" for v in sorted(clipped)), 9,
+                            extra='fill="#555"'))
         out.append(text(cx, y0 + h + 16, label, 12))
         out.append(text(cx, y0 + h + 31, f"{med:.2f}x", 12, extra='font-weight="bold"'))
         goal = {"p99": (0.4, "goal <= 0.4x", -4), "rps": (0.95, "goal >= 0.95x", 13)}.get(m)
@@ -54,8 +63,7 @@ def users_panel(case, x0, y0, w, h):
             out.append(f'<line x1="{cx - bw * 0.45:.1f}" x2="{cx + bw * 0.45:.1f}" y1="{gy:.1f}" '
                        f'y2="{gy:.1f}" stroke="#d62728" stroke-width="1.5"/>')
             out.append(text(cx + bw * 0.45, gy + goal[2], goal[1], 10, "end", 'fill="#d62728"'))
-    out.append(text(x0 + w / 2, y0 - 26, "Go JSON API, GOMAXPROCS auto: promoted / baseline", 14,
-                    extra='font-weight="bold"'))
+    out.append(text(x0 + w / 2, y0 - 26, title, 14, extra='font-weight="bold"'))
     out.append(text(x0 + w / 2, y0 - 10, f"bar and figure: median of {case['rounds']} rounds; "
                     "dots: each round", 11))
     return out
@@ -67,7 +75,7 @@ def burst_panel(windows, x0, y0, w, h):
     by = {(r["arm"], r["round"]): r for r in windows}
     vals = [r["load"]["p99_ms"] for r in windows]
     lo = 10 ** (math.floor(math.log10(min(vals))) - 1)
-    hi = 10 ** math.ceil(math.log10(max(vals)))
+    hi = 10 ** math.ceil(math.log10(max(vals) * 3))  # room for the labels above the bars
     sy = lambda v: y0 + h - (math.log10(v) - math.log10(lo)) / (math.log10(hi) - math.log10(lo)) * h
     out.append(f'<rect x="{x0}" y="{y0}" width="{w}" height="{h}" fill="none" stroke="#444"/>')
     d = lo
@@ -102,12 +110,20 @@ def main():
     meta = res.get("meta", {})
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" viewBox="0 0 {W} {H}">',
              f'<rect width="{W}" height="{H}" fill="white"/>']
-    if "users" in res["cases"]:
-        parts += users_panel(res["cases"]["users"], 60, 70, 370, 240)
+    x = 60
+    titles = {"users": "Go JSON API (/api/v1/users): promoted / baseline",
+              "work": "Go CPU-only handler (/work): promoted / baseline"}
+    for case in ("users", "work"):
+        if case in res["cases"]:
+            parts += ratio_panel(res["cases"][case], x, 70, 360, 240, titles[case])
+            x += 460
     burst = [r for r in res["windows"] if r["case"] == "burst"]
     if burst:
-        parts += burst_panel(burst, 530, 70, 340, 240)
-    parts.append(text(W / 2, H - 12, f"bench/cluster/run.sh, run {meta.get('run', '?')}: e2e cluster, "
+        parts += burst_panel(burst, x + 10, 70, 330, 240)
+        x += 430
+    parts[0] = parts[0].replace(f'width="{W}"', f'width="{x}"').replace(f"0 0 {W} {H}", f"0 0 {x} {H}")
+    parts[1] = parts[1].replace(f'width="{W}"', f'width="{x}"')
+    parts.append(text(x / 2, H - 12, f"bench/cluster/run.sh, run {meta.get('run', '?')}: e2e cluster, "
                       f"{meta.get('replicas', '?')} pods per service, CPU limit {meta.get('cpu_limit', '?')}, "
                       f"{meta.get('nproc', '?')}-vCPU machine", 11, extra='fill="#555"'))
     parts.append("</svg>")

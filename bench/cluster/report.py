@@ -29,6 +29,11 @@ def fmt_ratio(xs):
     return f"**{statistics.median(xs):.2f}x** ({min(xs):.2f}-{max(xs):.2f})"
 
 
+def split(r):
+    c = r["load"].get("conns_per_pod")
+    return "/".join(str(v) for v in sorted(c.values(), reverse=True)) if c else "-"
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("work")
@@ -37,7 +42,7 @@ def main():
     a = ap.parse_args()
     recs = [json.load(open(f)) for f in sorted(glob.glob(os.path.join(a.work, "*-*-*.json")))]
     out = {"meta": json.loads(a.meta), "windows": recs, "cases": {}}
-    for case in ("users", "burst"):
+    for case in ("users", "work", "burst"):
         rs = [r for r in recs if r["case"] == case]
         if not rs:
             continue
@@ -63,20 +68,21 @@ def main():
                 promote_s.append(int(open(f).read().split()[-1]))
         out["cases"][case] = {"rounds": len(pairs), "ratios": ratios, "promote_seconds": promote_s}
         title = {"users": "Go JSON API, GOMAXPROCS auto (keep-alive, closed loop)",
+                 "work": "Go CPU-only handler (/work), GOMAXPROCS auto (keep-alive, closed loop)",
                  "burst": "Short-connection bursts, somaxconn + listenBacklog"}[case]
         print(f"\n### {title}: every window\n")
         print("| round | arm | req/s | p50 ms | p99 ms | errors | throttled s | throttled periods | "
-              "CPU ms/req | overflows | GOMAXPROCS / backlog | load average |")
-        print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+              "CPU ms/req | overflows | GOMAXPROCS / backlog | connections per pod | load average |")
+        print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
         for b, p in pairs:
             for r in (b, p):
-                env = sorted({str(x["env"].get("GOMAXPROCS", "default")) if case == "users"
+                env = sorted({str(x["env"].get("GOMAXPROCS", "default")) if case != "burst"
                               else str(x["listen_backlog"]) for x in r["pods"].values()})
                 print(f"| {r['round']} | {r['arm']} | {r['load']['rps']:.0f} | "
                       f"{r['load']['p50_ms']:.2f} | {r['load']['p99_ms']:.2f} | {r['load']['errors']} | "
                       f"{r['throttled_s']:.2f} | {r['nr_throttled']}/{r['nr_periods']} | "
                       f"{metrics['cpu_per_request_ms'](r):.3f} | {r['listen_overflows']} | "
-                      f"{', '.join(env)} | {r['loadavg_before'].split()[0]} |")
+                      f"{', '.join(env)} | {split(r)} | {r['loadavg_before'].split()[0]} |")
         print(f"\n### {title}: promoted / baseline, median over {len(pairs)} rounds (range)\n")
         print("| p50 | p99 | requests/s | throttled time | throttled periods | CPU per request | listen overflows (baseline -> promoted) |")
         print("|---|---|---|---|---|---|---|")

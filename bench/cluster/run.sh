@@ -8,6 +8,9 @@
 #   pods with a CPU limit of CPU_LIMIT, loaded by bench/cluster/load (closed loop, CONNS
 #   kept-alive connections, WARMUP seconds unrecorded then SECONDS_MEASURED measured).
 #   Profile: go.gomaxprocs auto.
+# Case "work": the same with the e2e cluster's own HTTP server
+#   (booster.local/httpserver:e2e, static Go) and GET /work?ms=WORK_MS, a handler that
+#   only spins on the CPU: no allocation, so no garbage collector.
 # Case 2, short-connection burst: bench/cluster/burst/backlog_server.c (dynamically linked
 #   C, listen backlog BACKLOG, WORK_US of CPU per request) in REPLICAS pods, loaded by
 #   `load burst` (BURST new connections at once every PERIOD for BURST_SECONDS).
@@ -21,9 +24,9 @@
 # container cgroup (read on the host) throttled time, throttled periods and CPU time; for
 # the burst case the pods' TcpExt ListenOverflows (their network namespaces) and backlogs.
 #
-#   flock /tmp/booster-cluster.lock bench/cluster/run.sh [BUILD_DIR]    # e2e cluster up
-#   ROUNDS=3 SECONDS_MEASURED=20 CONNS=32 USERS_N=200 BURST_ROUNDS=2 CASES="users burst" \
-#     bench/cluster/run.sh /work/build
+#   bench/cluster/run.sh [BUILD_DIR]                  # the e2e cluster up; about 20 minutes
+#   ROUNDS=5 BURST_ROUNDS=3 SECONDS_MEASURED=20 CONNS=32 USERS_N=200 CASES="users work burst" \
+#     bench/cluster/run.sh build
 #
 # Needs from BUILD_DIR (default build): operator/booster-operator, sidecar/booster-agent,
 # runtime/libbooster.so (cmake --build build --target booster-operator booster-agent
@@ -36,9 +39,10 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 HERE=$ROOT/bench/cluster
 BUILD=$(cd "${1:-$ROOT/build}" && pwd)
-CASES=${CASES:-"users burst"}
-ROUNDS=${ROUNDS:-3}
-BURST_ROUNDS=${BURST_ROUNDS:-2}
+CASES=${CASES:-"users work burst"}
+WORK_MS=${WORK_MS:-1}
+ROUNDS=${ROUNDS:-5}
+BURST_ROUNDS=${BURST_ROUNDS:-3}
 REPLICAS=${REPLICAS:-2}
 CPU_LIMIT=${CPU_LIMIT:-500m}
 CPU_REQUEST=${CPU_REQUEST:-100m}
@@ -46,6 +50,10 @@ USERS_N=${USERS_N:-200}
 CONNS=${CONNS:-32}
 WARMUP=${WARMUP:-3}
 SECONDS_MEASURED=${SECONDS_MEASURED:-20}
+# The Service spreads connections at random; BALANCE=REPLICAS has the load generator keep
+# an even share of its connections on every pod (still through the Service), BALANCE=0
+# takes the split as it comes.
+BALANCE=${BALANCE:-$REPLICAS}
 BACKLOG=${BACKLOG:-8}
 WORK_US=${WORK_US:-300}
 BURST=${BURST:-100}
@@ -115,7 +123,7 @@ cleanup() {
 trap cleanup EXIT
 
 # ---- the namespace, the two services, and an operator watching only this namespace
-log "namespace $NS: usersapi and backlog-server, $REPLICAS replicas each, CPU limit $CPU_LIMIT"
+log "namespace $NS: usersapi, httpwork and backlog-server, $REPLICAS replicas each, CPU limit $CPU_LIMIT"
 cat >"$WORK/apps.yaml" <<YAML
 apiVersion: v1
 kind: Namespace
@@ -146,6 +154,33 @@ kind: Service
 metadata: {name: usersapi, namespace: $NS}
 spec:
   selector: {app: usersapi}
+  ports: [{port: 80, targetPort: 8080}]
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: httpwork, namespace: $NS}
+spec:
+  replicas: $( [[ " $CASES " == *" work "* ]] && echo "$REPLICAS" || echo 0 )
+  selector: {matchLabels: {app: httpwork}}
+  template:
+    metadata: {labels: {app: httpwork}}
+    spec:
+      terminationGracePeriodSeconds: 2
+      containers:
+      - name: web
+        image: booster.local/httpserver:e2e
+        imagePullPolicy: Never
+        ports: [{containerPort: 8080}]
+        readinessProbe: {httpGet: {path: /healthz, port: 8080}, periodSeconds: 1}
+        resources:
+          requests: {cpu: $CPU_REQUEST, memory: 32Mi}
+          limits: {cpu: $CPU_LIMIT, memory: 64Mi}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: httpwork, namespace: $NS}
+spec:
+  selector: {app: httpwork}
   ports: [{port: 80, targetPort: 8080}]
 ---
 apiVersion: apps/v1
@@ -196,9 +231,11 @@ log "booster-operator (pid $OP_PID) watching $NS, agent image $AGENT_IMAGE"
 
 # ---- helpers
 # settled APP: the Deployment APP rolled out, no canary Deployment left, exactly REPLICAS
-# pods of the app, all ready, none terminating.
+# pods of the app, all ready, none terminating, and the Service's EndpointSlices listing
+# exactly their addresses (otherwise the host still sends some connections to a pod that
+# is gone: "no route to host").
 settled() {
-  "$K" -n "$NS" get deploy,pods -o json 2>/dev/null | python3 -c '
+  "$K" -n "$NS" get deploy,pods,endpointslices -o json 2>/dev/null | python3 -c '
 import json, sys
 items = json.load(sys.stdin)["items"]
 app, n = sys.argv[1], int(sys.argv[2])
@@ -210,8 +247,13 @@ def done(d):
             s.get("replicas", 0) == want == s.get("updatedReplicas", 0) == s.get("readyReplicas", 0))
 ready = [p for p in pods if not p["metadata"].get("deletionTimestamp") and
          any(c["type"] == "Ready" and c["status"] == "True" for c in p["status"].get("conditions", []))]
+eps = {a for s in items if s["kind"] == "EndpointSlice" and
+       s["metadata"].get("labels", {}).get("kubernetes.io/service-name") == app
+       for e in s.get("endpoints") or [] if e.get("conditions", {}).get("ready")
+       for a in e.get("addresses", [])}
 ok = (len(pods) == n and len(ready) == n and
-      [d["metadata"]["name"] for d in deps] == [app] and all(done(d) for d in deps))
+      [d["metadata"]["name"] for d in deps] == [app] and all(done(d) for d in deps) and
+      eps == {p["status"].get("podIP") for p in ready})
 sys.exit(0 if ok else 1)' "$1" "$REPLICAS"
 }
 wait_settled() {
@@ -220,7 +262,7 @@ wait_settled() {
     ((SECONDS < deadline)) || die "$1 did not settle; see $WORK/operator.log"
     sleep 1
   done
-  sleep 2  # readiness just turned: give kube-proxy's rules a moment
+  sleep 5  # the endpoints just changed: give kube-proxy's rules time to follow
 }
 phase_of() { "$K" -n "$NS" get bp "$1" -o jsonpath='{.status.phase}' 2>/dev/null || true; }
 # promote APP PROFILE_YAML: apply, follow to Promoted, wait until only promoted pods serve.
@@ -250,20 +292,25 @@ loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
 # measure CASE ARM ROUND: counters before, load, counters after -> $WORK/CASE-ARM-ROUND.json
 measure() {
   local case=$1 arm=$2 round=$3 app container port=8080 ip
-  if [[ $case == users ]]; then app=usersapi container=api; else app=backlog-server container=server; fi
+  local path="/api/v1/users?n=$USERS_N" balance=$BALANCE
+  case $case in
+    users) app=usersapi container=api ;;
+    work) app=httpwork container=web path="/work?ms=$WORK_MS" balance=0 ;;  # no X-Served-By
+    *) app=backlog-server container=server ;;
+  esac
   ip=$("$K" -n "$NS" get svc "$app" -o jsonpath='{.spec.clusterIP}')
   local pre=$WORK/$case-$arm-$round
   # The warm-up is its own run, so that the cgroup counters cover the measured seconds only.
-  if [[ $case == users ]] && ((WARMUP > 0)); then
-    "$LOAD" keepalive -url "http://$ip/api/v1/users?n=$USERS_N" -c "$CONNS" -d "${WARMUP}s" \
-      -warmup 0s >"$pre.warmup"
+  if [[ $case != burst ]] && ((WARMUP > 0)); then
+    "$LOAD" keepalive -url "http://$ip$path" -c "$CONNS" -d "${WARMUP}s" \
+      -warmup 0s -balance "$balance" >"$pre.warmup"
   fi
   python3 "$HERE/podstats.py" "$NS" "app=$app" "$container" "$port" >"$pre.before"
   local la0 la1
   la0=$(loadavg)
-  if [[ $case == users ]]; then
-    "$LOAD" keepalive -url "http://$ip/api/v1/users?n=$USERS_N" -c "$CONNS" \
-      -d "${SECONDS_MEASURED}s" -warmup 0s >"$pre.load"
+  if [[ $case != burst ]]; then
+    "$LOAD" keepalive -url "http://$ip$path" -c "$CONNS" \
+      -d "${SECONDS_MEASURED}s" -warmup 0s -balance "$balance" >"$pre.load"
   else
     "$LOAD" burst -addr "$ip:80" -burst "$BURST" -period "$PERIOD" -d "${BURST_SECONDS}s" \
       -timeout 5s >"$pre.load"
@@ -309,8 +356,9 @@ PY
 
 profile_yaml() {  # profile_yaml CASE > file
   local app tuning
-  if [[ $1 == users ]]; then
+  if [[ $1 == users || $1 == work ]]; then
     app=usersapi
+    [[ $1 == work ]] && app=httpwork
     tuning="runtime: {go: {gomaxprocs: auto}}"
   else
     app=backlog-server
@@ -335,7 +383,12 @@ YAML
 
 T_START=$SECONDS
 for case in $CASES; do
-  if [[ $case == users ]]; then app=usersapi rounds=$ROUNDS; else app=backlog-server rounds=$BURST_ROUNDS; fi
+  case $case in
+    users) app=usersapi rounds=$ROUNDS ;;
+    work) app=httpwork rounds=$ROUNDS ;;
+    burst) app=backlog-server rounds=$BURST_ROUNDS ;;
+    *) die "unknown case $case (users, work, burst)" ;;
+  esac
   profile_yaml "$case" >"$WORK/profile-$case.yaml"
   wait_settled "$app"
   for ((r = 1; r <= rounds; r++)); do
@@ -354,7 +407,7 @@ python3 "$HERE/report.py" "$WORK" "$OUT" --meta "$(python3 -c '
 import json, sys
 print(json.dumps(dict(zip(sys.argv[1::2], sys.argv[2::2]))))' \
   run "$RUN_ID" namespace "$NS" replicas "$REPLICAS" cpu_limit "$CPU_LIMIT" users_n "$USERS_N" \
-  conns "$CONNS" seconds "$SECONDS_MEASURED" warmup "$WARMUP" backlog "$BACKLOG" \
+  conns "$CONNS" balance "$BALANCE" work_ms "$WORK_MS" seconds "$SECONDS_MEASURED" warmup "$WARMUP" backlog "$BACKLOG" \
   work_us "$WORK_US" burst "$BURST" period "$PERIOD" burst_seconds "$BURST_SECONDS" \
   somaxconn "$SOMAXCONN" step "$STEP" nproc "$(nproc)" kernel "$(uname -r)" \
   operator "$OPERATOR")"

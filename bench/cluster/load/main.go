@@ -4,7 +4,8 @@
 // keepalive: closed loop, -c connections each sending one HTTP/1.1 GET after the other on
 // a kept-alive connection for -d (after -warmup, whose requests are not recorded), like
 // wrk. Every request's latency is kept (a sorted sample, no bucketing); quantiles are
-// nearest-rank.
+// nearest-rank. With -balance N the connections are spread evenly over the N pods
+// behind the Service (each still goes through it; see -balance).
 //
 //	load keepalive -url http://10.96.1.2/api/v1/users?n=200 -c 32 -d 20s -warmup 3s
 //
@@ -54,6 +55,8 @@ type summary struct {
 	ConnectP99Ms float64 `json:"connect_p99_ms,omitempty"`
 	Attempts     int     `json:"attempts,omitempty"`
 	Bytes        int64   `json:"bytes"`
+	// keepalive: connections per answering pod (X-Served-By) at the end.
+	ConnsPerPod map[string]int `json:"conns_per_pod,omitempty"`
 }
 
 func quantile(sorted []time.Duration, q float64) float64 {
@@ -95,6 +98,10 @@ func kind(err error) string {
 	default:
 		var oe *net.OpError
 		if errors.As(err, &oe) {
+			var se *os.SyscallError
+			if errors.As(err, &se) {
+				return oe.Op + ": " + se.Err.Error() // e.g. "dial: connection refused"
+			}
 			return oe.Op
 		}
 		return "other"
@@ -104,35 +111,49 @@ func kind(err error) string {
 // readResponse reads one HTTP/1.1 response with a Content-Length body and returns the
 // body's length. Chunked bodies are not supported (the benchmark's servers send lengths).
 func readResponse(r *bufio.Reader) (int64, error) {
+	n, _, err := readResponseFrom(r)
+	return n, err
+}
+
+// readResponseFrom also returns the X-Served-By header (which pod answered).
+func readResponseFrom(r *bufio.Reader) (int64, string, error) {
+	var from string
 	line, err := r.ReadSlice('\n')
 	if err != nil {
-		return 0, err
+		return 0, from, err
 	}
 	if len(line) < 12 || !bytes.HasPrefix(line, []byte("HTTP/1.")) || line[9] != '2' {
-		return 0, fmt.Errorf("bad status line %q", bytes.TrimSpace(line))
+		return 0, from, fmt.Errorf("bad status line %q", bytes.TrimSpace(line))
 	}
 	length := int64(-1)
 	for {
 		line, err = r.ReadSlice('\n')
 		if err != nil {
-			return 0, err
+			return 0, from, err
 		}
 		if len(bytes.TrimSpace(line)) == 0 {
 			break
 		}
-		if k, v, ok := bytes.Cut(line, []byte(":")); ok &&
-			bytes.EqualFold(bytes.TrimSpace(k), []byte("content-length")) {
+		k, v, ok := bytes.Cut(line, []byte(":"))
+		if !ok {
+			continue
+		}
+		k = bytes.TrimSpace(k)
+		switch {
+		case bytes.EqualFold(k, []byte("content-length")):
 			length, err = strconv.ParseInt(string(bytes.TrimSpace(v)), 10, 64)
 			if err != nil {
-				return 0, err
+				return 0, from, err
 			}
+		case bytes.EqualFold(k, []byte("x-served-by")):
+			from = string(bytes.TrimSpace(v))
 		}
 	}
 	if length < 0 {
-		return 0, errors.New("response without Content-Length")
+		return 0, from, errors.New("response without Content-Length")
 	}
 	_, err = r.Discard(int(length))
-	return length, err
+	return length, from, err
 }
 
 func keepalive(args []string) summary {
@@ -142,6 +163,9 @@ func keepalive(args []string) summary {
 	dur := fs.Duration("d", 20*time.Second, "measured duration")
 	warm := fs.Duration("warmup", 3*time.Second, "unrecorded time before the measurement")
 	timeout := fs.Duration("timeout", 10*time.Second, "deadline of one request")
+	balance := fs.Int("balance", 0, "if > 0: that many pods answer (X-Served-By); a new "+
+		"connection that lands on a pod already holding ceil(c/balance) is closed and dialled "+
+		"again, so every pod gets its share of the connections")
 	fs.Parse(args)
 	u, err := url.Parse(*raw)
 	if err != nil || u.Host == "" {
@@ -154,6 +178,56 @@ func keepalive(args []string) summary {
 	}
 	req := []byte(fmt.Sprintf("GET %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: booster-bench\r\n\r\n",
 		u.RequestURI(), u.Host))
+	// dial opens one connection and sends a first request (not recorded) to learn which
+	// pod holds it; with -balance it retries until the pod has room.
+	var bmu sync.Mutex
+	perPod := map[string]int{}
+	share := 0
+	if *balance > 0 {
+		share = (*conns + *balance - 1) / *balance
+	}
+	dial := func() (net.Conn, *bufio.Reader, string, error) {
+		for attempt := 0; ; attempt++ {
+			c, err := net.DialTimeout("tcp", addr, *timeout)
+			if err != nil {
+				return nil, nil, "", err
+			}
+			r := bufio.NewReaderSize(c, 64<<10)
+			c.SetDeadline(time.Now().Add(*timeout))
+			_, err = c.Write(req)
+			var from string
+			if err == nil {
+				_, from, err = readResponseFrom(r)
+			}
+			if err != nil {
+				c.Close()
+				return nil, nil, "", err
+			}
+			bmu.Lock()
+			// A server that does not say who it is cannot be balanced: take the connection.
+			if share == 0 || from == "" || perPod[from] < share || attempt >= 200 {
+				perPod[from]++
+				bmu.Unlock()
+				return c, r, from, nil
+			}
+			bmu.Unlock()
+			c.Close()
+		}
+	}
+	type conn struct {
+		c    net.Conn
+		r    *bufio.Reader
+		from string
+	}
+	pool := make([]conn, *conns)
+	for i := range pool {
+		c, r, from, err := dial()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "load keepalive: connect:", err)
+			os.Exit(1)
+		}
+		pool[i] = conn{c, r, from}
+	}
 	start := time.Now()
 	measureFrom, end := start.Add(*warm), start.Add(*warm+*dur)
 	type result struct {
@@ -165,12 +239,11 @@ func keepalive(args []string) summary {
 	var wg sync.WaitGroup
 	for i := 0; i < *conns; i++ {
 		wg.Add(1)
-		go func(res *result) {
+		go func(res *result, pc conn) {
 			defer wg.Done()
 			res.lat = make([]time.Duration, 0, 1<<14)
 			res.errs = map[string]int{}
-			var c net.Conn
-			var r *bufio.Reader
+			c, r := pc.c, pc.r
 			var err error
 			for {
 				now := time.Now()
@@ -178,7 +251,13 @@ func keepalive(args []string) summary {
 					break
 				}
 				if c == nil {
-					c, err = net.DialTimeout("tcp", addr, *timeout)
+					if pc.from != "" {
+						bmu.Lock()
+						perPod[pc.from]--
+						bmu.Unlock()
+						pc.from = ""
+					}
+					c, r, pc.from, err = dial()
 					if err != nil {
 						if !now.Before(measureFrom) {
 							res.errs[kind(err)]++
@@ -187,7 +266,6 @@ func keepalive(args []string) summary {
 						time.Sleep(10 * time.Millisecond)
 						continue
 					}
-					r = bufio.NewReaderSize(c, 64<<10)
 				}
 				t0 := time.Now()
 				c.SetDeadline(t0.Add(*timeout))
@@ -214,10 +292,11 @@ func keepalive(args []string) summary {
 			if c != nil {
 				c.Close()
 			}
-		}(&results[i])
+		}(&results[i], pool[i])
 	}
 	wg.Wait()
-	s := summary{Mode: "keepalive", Target: *raw, Seconds: dur.Seconds(), ErrorKinds: map[string]int{}}
+	s := summary{Mode: "keepalive", Target: *raw, Seconds: dur.Seconds(), ErrorKinds: map[string]int{},
+		ConnsPerPod: perPod}
 	var all []time.Duration
 	for _, res := range results {
 		all = append(all, res.lat...)

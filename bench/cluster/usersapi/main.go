@@ -2,7 +2,8 @@
 // shape of most Go services, standard library only.
 //
 //	GET /api/v1/users?n=N    the first N users (default 100, at most 5000) of a directory
-//	                         loaded at start, as a JSON list: each request filters them,
+//	                         loaded at start, as a JSON list (header X-Served-By: the pod's
+//	                         hostname): each request copies them,
 //	                         derives a per-user ETag (SHA-256), sorts, and encodes with
 //	                         encoding/json, allocating as a real handler does (so the
 //	                         garbage collector runs under load too)
@@ -168,6 +169,7 @@ func main() {
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("X-Served-By", host)
 		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 		w.Write(body)
 		h.observe(time.Since(start).Seconds())
