@@ -97,6 +97,10 @@ class OperatorMetrics final : public ReconcileObserver {
                              .Name("booster_operator_informer_objects")
                              .Help("Objects cached by each informer")
                              .Register(*registry)),
+        informer_relists(prometheus::BuildGauge()
+                             .Name("booster_operator_informer_relists")
+                             .Help("Relists after a watch's resourceVersion expired (410 Gone)")
+                             .Register(*registry)),
         phase_(prometheus::BuildGauge()
                    .Name("booster_operator_profile_phase")
                    .Help("1 for the current phase of each BoosterProfile, 0 for the others")
@@ -160,6 +164,7 @@ class OperatorMetrics final : public ReconcileObserver {
   prometheus::Family<prometheus::Gauge>& informer_synced;
   prometheus::Family<prometheus::Gauge>& informer_events;
   prometheus::Family<prometheus::Gauge>& informer_objects;
+  prometheus::Family<prometheus::Gauge>& informer_relists;
 
  private:
   static constexpr rollout::Phase kPhases[] = {
@@ -540,6 +545,8 @@ void OperatorProcess::RefreshInformerMetrics() {
         .Set(static_cast<double>(inf->EventsHandled()));
     metrics_->informer_objects.Add({{"resource", name}})
         .Set(static_cast<double>(inf->store().Size()));
+    metrics_->informer_relists.Add({{"resource", name}})
+        .Set(static_cast<double>(inf->Relists()));
   }
 }
 

@@ -84,6 +84,27 @@ wait_for() {  # wait_for <what> <timeout s> <command...>
 }
 alive() { kill -0 "$(cat "$RUN_DIR/$1.pid")" 2>/dev/null; }
 
+start_apiserver() {  # also used by ./restart to bring it back after a chaos test stopped it
+  local PKI=$STATE/pki
+  log "kube-apiserver on https://127.0.0.1:$APISERVER_PORT"
+  start kube-apiserver kube-apiserver \
+    --etcd-servers "https://127.0.0.1:$ETCD_CLIENT_PORT" --etcd-cafile "$PKI/ca.crt" \
+    --etcd-certfile "$PKI/apiserver-etcd-client.crt" --etcd-keyfile "$PKI/apiserver-etcd-client.key" \
+    --bind-address 127.0.0.1 --secure-port "$APISERVER_PORT" --advertise-address "$NODE_IP" \
+    --tls-cert-file "$PKI/apiserver.crt" --tls-private-key-file "$PKI/apiserver.key" \
+    --client-ca-file "$PKI/ca.crt" \
+    --kubelet-client-certificate "$PKI/apiserver-kubelet-client.crt" \
+    --kubelet-client-key "$PKI/apiserver-kubelet-client.key" \
+    --kubelet-certificate-authority "$PKI/ca.crt" --kubelet-preferred-address-types InternalIP \
+    --service-account-issuer https://kubernetes.default.svc.cluster.local \
+    --service-account-key-file "$PKI/sa.pub" --service-account-signing-key-file "$PKI/sa.key" \
+    --service-cluster-ip-range "$SERVICE_CIDR" \
+    --authorization-mode Node,RBAC \
+    --enable-admission-plugins NodeRestriction,ServiceAccount \
+    --allow-privileged=true --feature-gates SidecarContainers=true \
+    --profiling=false --v 1
+}
+
 start_kubelet() {  # start_kubelet none|static
   local CPU_MANAGER_POLICY=$1 reserved="" PKI=$STATE/pki
   log "kubelet on https://$NODE_IP:$KUBELET_PORT (CPU manager policy: $CPU_MANAGER_POLICY)"

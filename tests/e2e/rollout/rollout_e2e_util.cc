@@ -241,6 +241,11 @@ absl::Status OperatorProcess::Kill() {
 absl::StatusOr<int> OperatorProcess::Stop(absl::Duration timeout) {
   if (pid_ <= 0) return absl::FailedPreconditionError("the operator is not running");
   kill(pid_, SIGTERM);
+  return WaitExit(timeout);
+}
+
+absl::StatusOr<int> OperatorProcess::WaitExit(absl::Duration timeout) {
+  if (pid_ <= 0) return absl::FailedPreconditionError("the operator is not running");
   absl::Time deadline = absl::Now() + timeout;
   while (absl::Now() < deadline) {
     int status = 0;
@@ -250,7 +255,8 @@ absl::StatusOr<int> OperatorProcess::Stop(absl::Duration timeout) {
     }
     usleep(50 * 1000);  // polling the child's exit, not synchronising on time
   }
-  return absl::DeadlineExceededError("the operator did not exit after SIGTERM");
+  return absl::DeadlineExceededError(
+      absl::StrCat("the operator did not exit within ", absl::FormatDuration(timeout)));
 }
 
 absl::StatusOr<std::string> OperatorProcess::Metrics() const {

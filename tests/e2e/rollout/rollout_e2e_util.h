@@ -75,6 +75,8 @@ class OperatorProcess {
   absl::Status Kill();
   // SIGTERM; the exit status (0 expected) once it exited, or kDeadlineExceeded.
   absl::StatusOr<int> Stop(absl::Duration timeout);
+  // Waits for the process to exit by itself; its exit status (128 + signal if killed).
+  absl::StatusOr<int> WaitExit(absl::Duration timeout);
   bool Running() const { return pid_ > 0; }
 
   // GET http://<metrics address>/metrics.
