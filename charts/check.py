@@ -121,6 +121,20 @@ def granted_rules(docs):
     return out
 
 
+# What each dashboard must show (docs/helm.md, Dashboards), beyond its metrics existing.
+DASHBOARD_METRICS = {
+    "operator.json": ("booster_operator_profile_phase", "booster_operator_reconcile_total",
+                      "booster_operator_leader"),
+    "arms.json": ("booster_pod_app_quantile", "booster_pod_cpu_cores",
+                  "booster_operator_verdict_timestamp_seconds"),
+    "agents.json": ("booster_agent_up", "booster_agent_info", "booster_operator_agent_streams",
+                    "booster_agent_feedback_connected", "booster_agent_feedback_reconnects_total",
+                    "booster_agent_sample_errors_total", "booster_agent_directive_failures_total",
+                    "booster_agent_cpu_seconds_total", "booster_agent_resident_memory_bytes",
+                    "booster_agent_knob_outcome"),
+}
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--helm", default=os.path.join(ROOT, "charts", "helm"))
@@ -284,25 +298,56 @@ def main():
     image = find(docs, "Deployment")[0]["spec"]["template"]["spec"]["containers"][0]["image"]
     check(image == "booster/operator:1.2.3", f"image tag follows its value: {image}")
 
-    # Dashboards: valid JSON, unique uids, every metric they query is exported by the code.
+    # Dashboards: valid JSON, unique uids, every metric they query (panels, annotations and
+    # template variables) is exported by the code, and each shows what docs/helm.md says.
     docs = render(helm)
     maps = find(docs, "ConfigMap")
     boards = glob.glob(os.path.join(CHART, "dashboards", "*.json"))
-    check(len(maps) == len(boards) >= 2, "one ConfigMap per dashboard")
+    check(len(maps) == len(boards) >= 3, "one ConfigMap per dashboard")
+    check({os.path.basename(b) for b in boards} >= set(DASHBOARD_METRICS),
+          f"the chart ships {sorted(DASHBOARD_METRICS)}")
     exported = exported_metric_names()
     uids = set()
     for path in boards:
+        name = os.path.basename(path)
         with open(path) as f:
             board = json.load(f)
         check(board["uid"] not in uids, f"unique dashboard uid {board['uid']}")
         uids.add(board["uid"])
+        queried = set()
+
+        def metrics_of(expr, where):
+            for m in re.findall(r"\b(booster_[a-z0-9_]+)", expr):
+                base = re.sub(r"_(bucket|sum|count)$", "", m)
+                check(base in exported, f"{name} {where} queries {m}, which no source file exports")
+                queried.add(base)
+
+        ids = [p["id"] for p in board["panels"]]
+        check(len(ids) == len(set(ids)), f"{name}: unique panel ids {ids}")
         for p in board["panels"]:
+            check(p["targets"], f"{name} panel '{p['title']}' has a query")
+            g = p["gridPos"]
+            check(0 <= g["x"] and g["x"] + g["w"] <= 24, f"{name} panel '{p['title']}' fits 24 columns")
             for t in p["targets"]:
-                for m in re.findall(r"\b(booster_[a-z0-9_]+)", t["expr"]):
-                    base = re.sub(r"_(bucket|sum|count)$", "", m)
-                    check(base in exported,
-                          f"{os.path.basename(path)} panel '{p['title']}' queries {m}, "
-                          "which no source file exports")
+                metrics_of(t["expr"], f"panel '{p['title']}'")
+        for a in board.get("annotations", {}).get("list", []):
+            if "expr" not in a:
+                continue
+            metrics_of(a["expr"], f"annotation '{a['name']}'")
+            # Grafana reads a series value used as the time in milliseconds.
+            if a.get("useValueForTime"):
+                check(a["expr"].rstrip().endswith("* 1000") and "_timestamp_seconds" in a["expr"],
+                      f"{name} annotation '{a['name']}': a seconds timestamp times 1000")
+        for v in board["templating"]["list"]:
+            if v.get("type") == "query":
+                metrics_of(v["definition"], f"variable '{v['name']}'")
+        for m in DASHBOARD_METRICS.get(name, ()):
+            check(m in queried, f"{name} shows {m}")
+    with open(os.path.join(CHART, "dashboards", "arms.json")) as f:
+        arms = json.load(f)
+    check(any("booster_operator_verdict_timestamp_seconds" in a.get("expr", "")
+              for a in arms["annotations"]["list"]),
+          "the baseline-vs-canary dashboard shows the verdicts as annotations")
     if failures:
         print(f"charts/check.py: {len(failures)} check(s) failed", file=sys.stderr)
         return 1

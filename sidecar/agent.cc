@@ -402,7 +402,10 @@ void Agent::HandleDirective(const Directive& d) {
     }
   }
   if (status.ok) applied_generation_ = d.generation;
-  if (metrics_ != nullptr) metrics_->ObserveApplied(status.ok, d.generation);
+  if (metrics_ != nullptr) {
+    metrics_->ObserveApplied(status.ok, d.generation);
+    metrics_->ObserveTuning(status);
+  }
   reporter_->Applied(status);
 }
 

@@ -271,6 +271,7 @@ int CmdRun(const Args& a) {
     json = *std::move(j);
   }
   AgentMetrics metrics(config.identity.pod_name);
+  metrics.SetIdentity(config.identity.node_name, config.identity.agent_version);
   Reporter* reporter = json.get();
   DirectiveSource* directives = nullptr;
   std::unique_ptr<FileDirectiveSource> directive_file;

@@ -1,5 +1,7 @@
 #include "sidecar/metrics.h"
 
+#include <unistd.h>
+
 #include <cmath>
 #include <exception>
 #include <functional>
@@ -11,6 +13,8 @@
 #include "absl/strings/str_split.h"
 #include "prometheus/metric_family.h"
 #include "prometheus/text_serializer.h"
+#include "sidecar/file_util.h"
+#include "sidecar/proc_stats.h"
 
 namespace booster::agent {
 namespace {
@@ -82,9 +86,22 @@ AgentMetrics::AgentMetrics(std::string pod, Clock* clock)
                               "Directives that failed and were reverted.");
   generation_ = single_gauge("booster_agent_directive_generation",
                              "Generation of the last directive handled.");
+  cpu_seconds_ = counter("booster_agent_cpu_seconds_total",
+                         "CPU time of the agent process itself, user and system.");
+  resident_bytes_ =
+      single_gauge("booster_agent_resident_memory_bytes", "Resident memory of the agent process.");
   auto gauge = [&](const char* name, const char* help) {
     return &BuildGauge().Name(name).Help(help).Register(*registry_);
   };
+  info_family_ = gauge("booster_agent_info",
+                       "1, labelled with the arm the agent measures, its node and version.");
+  knob_outcome_ = gauge("booster_agent_knob_outcome",
+                        "1 for every knob of the directive in force, by outcome: applied, "
+                        "not_reachable (cannot act on the program) or failed.");
+  {
+    absl::MutexLock l(&mu_);
+    ResetInfo();
+  }
   window_value_ = gauge("booster_agent_window_value",
                         "Value of each judged metric in the last window; no series while the "
                         "metric is missing (it is never reported as 0 instead).");
@@ -118,6 +135,57 @@ void AgentMetrics::SetArm(const std::string& arm) {
   for (auto& [family, gauge] : figures_) family->Remove(gauge);
   figures_.clear();
   arm_ = arm;
+  ResetInfo();
+}
+
+void AgentMetrics::SetIdentity(const std::string& node, const std::string& version) {
+  absl::MutexLock l(&mu_);
+  node_ = node;
+  version_ = version;
+  ResetInfo();
+}
+
+void AgentMetrics::ResetInfo() {
+  if (info_ != nullptr) info_family_->Remove(info_);
+  info_ = &info_family_->Add({{"pod", pod_}, {"arm", arm_}, {"node", node_}, {"version", version_}});
+  info_->Set(1);
+}
+
+void AgentMetrics::ObserveTuning(const AppliedStatus& status) {
+  absl::MutexLock l(&mu_);
+  for (prometheus::Gauge* g : knobs_) knob_outcome_->Remove(g);
+  knobs_.clear();
+  auto add = [&](const std::string& knob, const char* outcome) {
+    prometheus::Gauge& g = knob_outcome_->Add(
+        {{"pod", pod_}, {"arm", status.arm}, {"knob", knob}, {"outcome", outcome}});
+    g.Set(1);
+    knobs_.push_back(&g);
+  };
+  // All or nothing, as the operator is told (FeedbackAppliedFromStatus): a directive that
+  // failed left none of its knobs in force.
+  for (const std::string& k : status.knobs) {
+    add(k, !status.ok                        ? "failed"
+           : status.unreachable.count(k) != 0 ? "not_reachable"
+                                              : "applied");
+  }
+  // A failure that is no knob's: the directive could not start, or a revert failed.
+  if (!status.ok && status.knobs.empty()) {
+    add(status.action == "apply" ? "directive" : "revert", "failed");
+  }
+}
+
+void AgentMetrics::RefreshProcessMetrics() {
+  absl::MutexLock l(&process_mu_);
+  absl::StatusOr<std::string> text = ReadFile("/proc/self/stat");
+  if (!text.ok()) return;
+  absl::StatusOr<ProcStat> stat = ParseProcStat(*text);
+  if (!stat.ok()) return;
+  static const double kTicksPerSecond = static_cast<double>(sysconf(_SC_CLK_TCK));
+  static const double kPageBytes = static_cast<double>(sysconf(_SC_PAGESIZE));
+  const double cpu = static_cast<double>(stat->utime_ticks + stat->stime_ticks) / kTicksPerSecond;
+  // The kernel's total only grows; a Counter only goes up by steps.
+  if (cpu > cpu_seconds_->Value()) cpu_seconds_->Increment(cpu - cpu_seconds_->Value());
+  resident_bytes_->Set(static_cast<double>(stat->rss_pages) * kPageBytes);
 }
 
 prometheus::Labels AgentMetrics::FigureLabels(const prometheus::Labels& extra) const {
@@ -342,6 +410,7 @@ absl::StatusOr<std::unique_ptr<MetricsServer>> MetricsServer::Start(const std::s
   s->metrics_handler_ = std::make_unique<Handler>([registry, metrics] {
     metrics->CurrentHealth();  // refreshes booster_agent_healthy
     metrics->RefreshFeedbackMetrics();
+    metrics->RefreshProcessMetrics();
     Handler::Answer a;
     a.content_type = "text/plain; version=0.0.4; charset=utf-8";
     a.body = prometheus::TextSerializer().Serialize(registry->Collect());

@@ -2,7 +2,10 @@
 // the container port `booster-agent`): agent health, the per-window value of every judged
 // metric (booster_agent_window_value{metric}; a missing metric has no series), and the
 // sampled figures of the last window labelled with pod and arm, so a Prometheus scraping
-// the pod sees both arms side by side without the operator.
+// the pod sees both arms side by side without the operator. Also the agent itself:
+// booster_agent_info{arm,node,version} (join on pod for the arm), the outcome of every knob
+// of the directive in force (booster_agent_knob_outcome{arm,knob,outcome}), and the agent
+// process's own CPU seconds and resident memory, read from /proc/self at every scrape.
 //
 // /healthz answers 200 while the agent loop runs and 503 while it starts, stops, or has
 // not completed a tick for longer than the stall timeout — what a restart can fix. Sampling
@@ -11,8 +14,10 @@
 // pod out of its Service.
 //
 //   AgentMetrics m("web-7d9f-abcde");
+//   m.SetIdentity(node, version);
 //   absl::StatusOr<std::unique_ptr<MetricsServer>> s = MetricsServer::Start(":9901", &m);
 //   m.SetPhase(AgentMetrics::Phase::kRunning);
+//   after every directive: m.ObserveApplied(ok, generation); m.ObserveTuning(status);
 //   every tick: m.Heartbeat();
 //   every window: m.ObserveWindow(record);
 //   streaming to the operator: m.EnableFeedbackMetrics([&] { return client->Stats(); });
@@ -55,10 +60,21 @@ class AgentMetrics {
   std::shared_ptr<prometheus::Registry> registry() const { return registry_; }
 
   void SetArm(const std::string& arm);
+  // The node and agent version booster_agent_info carries besides pod and arm.
+  void SetIdentity(const std::string& node, const std::string& version);
   void ObserveSample(double seconds, bool ok);
   void ObserveScrape(bool ok);
   void ObserveWindow(const WindowRecord& record);
   void ObserveApplied(bool ok, int64_t generation);
+  // The tuning in force after a directive: booster_agent_knob_outcome{knob, outcome} 1 for
+  // every knob of `status` (outcome applied, not_reachable or failed, as the agent reports
+  // it to the operator), replacing the previous directive's series. Observe and rollback
+  // put no knob in force, so they leave none. Bounded: one series per knob of the profile.
+  void ObserveTuning(const AppliedStatus& status);
+  // Reads the agent's own CPU time and resident memory from /proc/self into
+  // booster_agent_cpu_seconds_total and booster_agent_resident_memory_bytes. MetricsServer
+  // calls it before every scrape; a read that fails leaves the last values.
+  void RefreshProcessMetrics();
 
   // The operator stream's figures (booster_agent_feedback_*, labelled with pod; rejects
   // also with reason), registered by this call — an agent that does not stream has none —
@@ -82,6 +98,7 @@ class AgentMetrics {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   prometheus::Labels FigureLabels(const prometheus::Labels& extra) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void ResetInfo() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   std::string pod_;
   Clock* clock_;
@@ -95,6 +112,10 @@ class AgentMetrics {
   absl::Time last_heartbeat_ ABSL_GUARDED_BY(mu_);
   absl::Duration stall_timeout_ ABSL_GUARDED_BY(mu_) = absl::Seconds(60);
   std::string degraded_ ABSL_GUARDED_BY(mu_);
+  std::string node_ ABSL_GUARDED_BY(mu_);
+  std::string version_ ABSL_GUARDED_BY(mu_);
+  prometheus::Gauge* info_ ABSL_GUARDED_BY(mu_) = nullptr;
+  std::vector<prometheus::Gauge*> knobs_ ABSL_GUARDED_BY(mu_);
 
   prometheus::Gauge* up_;
   prometheus::Gauge* healthy_;
@@ -108,6 +129,11 @@ class AgentMetrics {
   prometheus::Counter* applied_;
   prometheus::Counter* applied_failures_;
   prometheus::Gauge* generation_;
+  prometheus::Family<prometheus::Gauge>* info_family_;
+  prometheus::Family<prometheus::Gauge>* knob_outcome_;
+  prometheus::Counter* cpu_seconds_;
+  prometheus::Gauge* resident_bytes_;
+  absl::Mutex process_mu_;  // one /proc/self read at a time (CivetWeb serves on two threads)
   prometheus::Family<prometheus::Gauge>* window_value_;
   prometheus::Family<prometheus::Gauge>* window_samples_;
   prometheus::Family<prometheus::Gauge>* cpu_cores_;

@@ -211,6 +211,92 @@ TEST(MetricsTest, FeedbackFiguresAreReadFromTheClientAtEveryScrape) {
                "booster_agent_feedback_reports_sent_total{pod=\"web-1\"} 1250"});
 }
 
+TEST(MetricsTest, InfoFollowsTheArmAndKnobsShowTheDirectiveInForce) {
+  AgentMetrics m("web-1");
+  m.SetIdentity("node-a", "0.1.0");
+  absl::StatusOr<std::unique_ptr<MetricsServer>> s = MetricsServer::Start("127.0.0.1:0", &m);
+  ASSERT_TRUE(s.ok()) << s.status();
+  std::string body = Get((*s)->port(), "/metrics");
+  EXPECT_THAT(body, HasSubstr("booster_agent_info{arm=\"baseline\",node=\"node-a\",pod=\"web-1\","
+                              "version=\"0.1.0\"} 1"));
+  // An agent in observe mode has nothing in force.
+  EXPECT_THAT(body, Not(HasSubstr("booster_agent_knob_outcome{")));
+
+  // An apply on the canary: one knob took effect, one cannot act on the program.
+  m.SetArm("canary");
+  AppliedStatus applied;
+  applied.arm = "canary";
+  applied.action = "apply";
+  applied.knobs = {"runtime.gomaxprocs", "runtime.listen_backlog"};
+  applied.unreachable["runtime.listen_backlog"] = "a Go program";
+  m.ObserveTuning(applied);
+  body = Get((*s)->port(), "/metrics");
+  EXPECT_THAT(body, HasSubstr("booster_agent_info{arm=\"canary\",node=\"node-a\""));
+  EXPECT_THAT(body, Not(HasSubstr("booster_agent_info{arm=\"baseline\"")));
+  ExpectLines(body, {"booster_agent_knob_outcome{arm=\"canary\",knob=\"runtime.gomaxprocs\","
+                     "outcome=\"applied\",pod=\"web-1\"} 1",
+                     "booster_agent_knob_outcome{arm=\"canary\",knob=\"runtime.listen_backlog\","
+                     "outcome=\"not_reachable\",pod=\"web-1\"} 1"});
+
+  // A directive that fails leaves none of its knobs in force: all of them failed, and the
+  // previous directive's series are gone.
+  AppliedStatus failed;
+  failed.arm = "canary";
+  failed.action = "apply";
+  failed.ok = false;
+  failed.knobs = {"sysctl.net.core.somaxconn"};
+  failed.failed_knobs = {"sysctl.net.core.somaxconn"};
+  m.ObserveTuning(failed);
+  body = Get((*s)->port(), "/metrics");
+  EXPECT_THAT(body, HasSubstr("booster_agent_knob_outcome{arm=\"canary\","
+                              "knob=\"sysctl.net.core.somaxconn\",outcome=\"failed\""));
+  EXPECT_THAT(body, Not(HasSubstr("runtime.gomaxprocs")));
+
+  // A failure that is no knob's is the directive's.
+  AppliedStatus no_target;
+  no_target.arm = "canary";
+  no_target.action = "apply";
+  no_target.ok = false;
+  m.ObserveTuning(no_target);
+  EXPECT_THAT(Get((*s)->port(), "/metrics"),
+              HasSubstr("booster_agent_knob_outcome{arm=\"canary\",knob=\"directive\","
+                        "outcome=\"failed\""));
+
+  // A rollback puts nothing in force.
+  AppliedStatus rollback;
+  rollback.arm = "baseline";
+  rollback.action = "rollback";
+  m.ObserveTuning(rollback);
+  EXPECT_THAT(Get((*s)->port(), "/metrics"), Not(HasSubstr("booster_agent_knob_outcome{")));
+}
+
+// The value of the sample of `name` with pod="web-1" in `body`; -1 when absent.
+double PodSample(const std::string& body, const std::string& name) {
+  const std::string prefix = name + "{pod=\"web-1\"} ";
+  size_t at = body.find("\n" + prefix);
+  if (at == std::string::npos) return -1;
+  return std::stod(body.substr(at + 1 + prefix.size()));
+}
+
+TEST(MetricsTest, TheAgentsOwnCpuAndMemoryAreReadAtEveryScrape) {
+  AgentMetrics m("web-1");
+  absl::StatusOr<std::unique_ptr<MetricsServer>> s = MetricsServer::Start("127.0.0.1:0", &m);
+  ASSERT_TRUE(s.ok()) << s.status();
+  const double rss = PodSample(Get((*s)->port(), "/metrics"), "booster_agent_resident_memory_bytes");
+  // This test process is the agent here: it has some memory resident, more than a page.
+  EXPECT_GT(rss, 4096);
+  // Burn CPU until the kernel's count of this process moves on (ticks are 10 ms).
+  const double before = PodSample(Get((*s)->port(), "/metrics"), "booster_agent_cpu_seconds_total");
+  ASSERT_GE(before, 0);
+  double after = before;
+  volatile uint64_t sink = 0;
+  for (int round = 0; round < 200 && after <= before; ++round) {
+    for (int i = 0; i < 2'000'000; ++i) sink = sink + i;
+    after = PodSample(Get((*s)->port(), "/metrics"), "booster_agent_cpu_seconds_total");
+  }
+  EXPECT_GT(after, before);
+}
+
 TEST(MetricsTest, ServesOnEveryInterfaceForAColonPort) {
   AgentMetrics m("p");
   absl::StatusOr<std::unique_ptr<MetricsServer>> s = MetricsServer::Start(":0", &m);

@@ -26,6 +26,7 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <set>
 #include <string>
 #include <thread>
 #include <utility>
@@ -37,6 +38,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "absl/strings/ascii.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "gmock/gmock.h"
@@ -316,6 +319,93 @@ class Prometheus {
   int port_ = -1;
   pid_t pid_ = -1;
 };
+
+// One query of a dashboard the chart ships (charts/booster/dashboards/*.json), with the
+// dashboard's variables set to match everything.
+struct DashboardQuery {
+  std::string board;  // "arms.json"
+  std::string where;  // "panel 'p99 latency by arm'", "variable 'namespace'", ...
+  std::string expr;
+};
+
+// Every panel query and query variable of every dashboard and, with `annotations`, every
+// annotation query. A variable's label_values(metric, label) becomes a query for the
+// metric's series that carry the label.
+absl::StatusOr<std::vector<DashboardQuery>> DashboardQueries(bool annotations) {
+  auto concrete = [](const std::string& expr) {
+    return absl::StrReplaceAll(expr, {{"$namespace", ".*"}, {"$series", ".*"}});
+  };
+  std::vector<DashboardQuery> out;
+  const std::string dir = absl::StrCat(Env("BOOSTER_CHART"), "/dashboards");
+  std::vector<std::filesystem::path> files;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    if (e.path().extension() == ".json") files.push_back(e.path());
+  }
+  std::sort(files.begin(), files.end());
+  for (const std::filesystem::path& file : files) {
+    absl::StatusOr<std::string> text = ReadFile(file.string());
+    if (!text.ok()) return text.status();
+    const Json board = Json::parse(*text);
+    const std::string name = file.filename().string();
+    for (const Json& panel : board["panels"]) {
+      for (const Json& t : panel.value("targets", Json::array())) {
+        out.push_back({name, absl::StrCat("panel '", panel.value("title", ""), "'"),
+                       concrete(t["expr"].get<std::string>())});
+      }
+    }
+    for (const Json& v : board["templating"]["list"]) {
+      if (v.value("type", "") != "query") continue;
+      const std::string definition = v.value("definition", "");
+      absl::string_view def = definition;
+      if (!absl::ConsumePrefix(&def, "label_values(") || !absl::ConsumeSuffix(&def, ")") ||
+          def.rfind(',') == absl::string_view::npos) {
+        return absl::InvalidArgumentError(absl::StrCat(name, ": variable ", v.dump()));
+      }
+      const size_t comma = def.rfind(',');
+      std::string metric(def.substr(0, comma));
+      const std::string label(absl::StripAsciiWhitespace(def.substr(comma + 1)));
+      const std::string has_label = absl::StrCat(label, "!=\"\"");
+      const size_t brace = metric.find('{');
+      metric = brace == std::string::npos
+                   ? absl::StrCat(metric, "{", has_label, "}")
+                   : absl::StrCat(metric.substr(0, brace + 1), has_label, ", ",
+                                  metric.substr(brace + 1));
+      out.push_back({name, absl::StrCat("variable '", v.value("name", ""), "'"),
+                     concrete(absl::StrCat("count by (", label, ") (", metric, ")"))});
+    }
+    if (!annotations) continue;
+    for (const Json& a : board.value("/annotations/list"_json_pointer, Json::array())) {
+      if (!a.contains("expr")) continue;
+      out.push_back({name, absl::StrCat("annotation '", a.value("name", ""), "'"),
+                     concrete(a["expr"].get<std::string>())});
+    }
+  }
+  return out;
+}
+
+// Waits until every query of `queries` returns at least one series.
+absl::Status EveryQueryAnswers(const Prometheus& prom, const std::vector<DashboardQuery>& queries,
+                               absl::Duration timeout) {
+  std::string missing;
+  absl::Status answered = WaitFor(
+      [&]() -> absl::StatusOr<bool> {
+        missing.clear();
+        for (const DashboardQuery& q : queries) {
+          absl::StatusOr<Json> r = prom.Query(q.expr);
+          if (!r.ok() && !absl::IsUnavailable(r.status())) return r.status();
+          if (!r.ok() || r->empty()) {
+            absl::StrAppend(&missing, "\n  ", q.board, " ", q.where, ": ", q.expr);
+          }
+        }
+        if (!missing.empty()) return absl::UnavailableError("no series yet for:" + missing);
+        return true;
+      },
+      timeout, absl::Seconds(2));
+  if (answered.ok()) {
+    std::cout << "every one of " << queries.size() << " dashboard queries returned series\n";
+  }
+  return answered;
+}
 
 class HelmChartE2eTest : public ::testing::Test {
  protected:
@@ -730,8 +820,10 @@ spec:
   ASSERT_TRUE(arms_after.ok());
   EXPECT_EQ(*arms_after, "") << "status.arms is for a step in progress only";
 
-  // A real Prometheus scrapes the leader and the agents: every query of both dashboards
-  // the chart ships (charts/booster/dashboards/*.json) returns series.
+  // A real Prometheus scrapes the leader and the agents: every panel and variable query of
+  // every dashboard the chart ships (charts/booster/dashboards/*.json) returns series. The
+  // verdict annotations are checked where the judge decides a step (below): promote-now
+  // skipped the analysis here.
   {
     pods = AppPods(ns);
     ASSERT_TRUE(pods.ok()) << pods.status();
@@ -739,33 +831,13 @@ spec:
     for (const AppPod& pod : *pods) agents.push_back(pod.ip + ":9901");
     Prometheus prom(*next_ip + ":8080", agents, ns);
     ASSERT_TRUE(prom.started()) << prom.Log();
-    std::vector<std::string> exprs;
-    for (const char* board_file : {"operator.json", "arms.json"}) {
-      absl::StatusOr<std::string> text =
-          ReadFile(absl::StrCat(Env("BOOSTER_CHART"), "/dashboards/", board_file));
-      ASSERT_TRUE(text.ok()) << text.status();
-      Json board = Json::parse(*text);
-      for (const Json& panel : board["panels"]) {
-        for (const Json& t : panel.value("targets", Json::array())) {
-          exprs.push_back(absl::StrReplaceAll(t["expr"].get<std::string>(),
-                                              {{"$namespace", ".*"}, {"$series", ".*"}}));
-        }
-      }
-    }
-    ASSERT_GE(exprs.size(), 16u);
-    std::string missing;
-    absl::Status answered = WaitFor(
-        [&]() -> absl::StatusOr<bool> {
-          missing.clear();
-          for (const std::string& e : exprs) {
-            absl::StatusOr<Json> r = prom.Query(e);
-            if (!r.ok() && !absl::IsUnavailable(r.status())) return r.status();
-            if (!r.ok() || r->empty()) absl::StrAppend(&missing, "\n  ", e);
-          }
-          if (!missing.empty()) return absl::UnavailableError("no series yet for:" + missing);
-          return true;
-        },
-        absl::Seconds(90), absl::Seconds(2));
+    absl::StatusOr<std::vector<DashboardQuery>> queries = DashboardQueries(false);
+    ASSERT_TRUE(queries.ok()) << queries.status();
+    std::set<std::string> boards;
+    for (const DashboardQuery& q : *queries) boards.insert(q.board);
+    EXPECT_THAT(boards, ::testing::IsSupersetOf({"operator.json", "arms.json", "agents.json"}));
+    ASSERT_GE(queries->size(), 35u);
+    absl::Status answered = EveryQueryAnswers(prom, *queries, absl::Seconds(90));
     ASSERT_TRUE(answered.ok()) << answered << "\n" << prom.Log();
     absl::StatusOr<Json> promoted_series =
         prom.Query("booster_operator_profile_phase{phase=\"Promoted\", profile=\"web\"}");
@@ -919,6 +991,40 @@ spec:
   EXPECT_THAT(*events, HasSubstr("listenOverflows is worse")) << "the Event says why";
   EXPECT_EQ(decision.value("/evidence/listenOverflows.verdict"_json_pointer, ""), "Fail")
       << decision.dump();
+  // A real Prometheus scraping the leader answers every annotation query of the dashboards:
+  // the baseline-vs-canary dashboard marks this verdict at the time it was decided.
+  {
+    absl::StatusOr<std::string> leader_ip = PodIp(system_ns_.name(), *leader);
+    ASSERT_TRUE(leader_ip.ok()) << leader_ip.status();
+    Prometheus prom(*leader_ip + ":8080");
+    ASSERT_TRUE(prom.started()) << prom.Log();
+    absl::StatusOr<std::vector<DashboardQuery>> queries = DashboardQueries(true);
+    ASSERT_TRUE(queries.ok()) << queries.status();
+    std::vector<DashboardQuery> annotations;
+    for (const DashboardQuery& q : *queries) {
+      if (absl::StartsWith(q.where, "annotation")) annotations.push_back(q);
+    }
+    ASSERT_GE(annotations.size(), 1u);
+    absl::Status answered = EveryQueryAnswers(prom, annotations, absl::Seconds(60));
+    ASSERT_TRUE(answered.ok()) << answered << "\n" << prom.Log();
+    absl::StatusOr<Json> verdicts = prom.Query(
+        "booster_operator_verdict_timestamp_seconds{profile=\"bad\"} * 1000");
+    ASSERT_TRUE(verdicts.ok()) << verdicts.status();
+    std::cout << "verdict annotation series: " << verdicts->dump() << "\n";
+    ASSERT_EQ(verdicts->size(), 1u) << verdicts->dump();
+    const Json& metric = (*verdicts)[0]["metric"];
+    EXPECT_EQ(metric.value("namespace", ""), ns);
+    EXPECT_EQ(metric.value("verdict", ""), "Fail");
+    EXPECT_EQ(metric.value("step", ""), "1");
+    EXPECT_EQ(metric.value("reason", ""), decision.value("reason", ""));
+    absl::Time decided;
+    std::string err;
+    ASSERT_TRUE(absl::ParseTime(absl::RFC3339_full, decision.value("time", ""), &decided, &err))
+        << err << " " << decision.dump();
+    double ms = 0;
+    ASSERT_TRUE(absl::SimpleAtod((*verdicts)[0]["value"][1].get<std::string>(), &ms));
+    EXPECT_NEAR(ms, absl::ToUnixMillis(decided), 1000) << "the annotation sits at the decision";
+  }
   // The rollback restored every replica and the template the Deployment had (enrolled
   // baseline: the original comes back when the profile is deleted).
   ASSERT_TRUE(WaitRolledOut(ns, "web", absl::Minutes(3)).ok()) << Diagnose(ns);
