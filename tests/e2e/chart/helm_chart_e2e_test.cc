@@ -417,6 +417,9 @@ class HelmChartE2eTest : public ::testing::Test {
     ASSERT_TRUE(built.ok()) << built.status();
     ASSERT_TRUE(system_ns_.status().ok()) << system_ns_.status();
     ASSERT_TRUE(app_ns_.status().ok()) << app_ns_.status();
+    // The chart lets namespaces opt in by label (operator.namespaceLabel).
+    ASSERT_TRUE(
+        Kubectl({"label", "namespace", app_ns_.name(), "booster.dev/enabled=true"}).ok());
     // A release name of its own, so nothing of this test collides with a user's install.
     std::vector<std::string> args = {
         "install", release_, Env("BOOSTER_CHART"), "--namespace", system_ns_.name(),
@@ -844,6 +847,56 @@ spec:
     ASSERT_TRUE(promoted_series.ok()) << promoted_series.status();
     ASSERT_EQ(promoted_series->size(), 1u) << promoted_series->dump();
     EXPECT_EQ((*promoted_series)[0]["value"][1], "1");
+  }
+
+  // Namespaces opt in. A profile in a namespace without the label is held: condition
+  // NamespaceEnabled False, phase Failed (NamespaceNotEnabled), and its Deployment is not
+  // touched. Once the namespace is labelled, the profile starts by itself.
+  {
+    TestNamespace other("chart-optin");
+    ASSERT_TRUE(other.status().ok()) << other.status();
+    ASSERT_TRUE(
+        ApplyJson(DeploymentObject(other.name(), "web", 1, HttpServerTemplate("web"))).ok());
+    ASSERT_TRUE(Apply(absl::StrCat("apiVersion: booster.dev/v1alpha1\nkind: BoosterProfile\n",
+                                   "metadata: {name: web, namespace: ", other.name(), "}\n",
+                                   "spec:\n  targetRef: {kind: Deployment, name: web}\n",
+                                   "  tuning: {runtime: {go: {gomaxprocs: auto}}}\n",
+                                   "  rollout: {steps: [100], stepDuration: 10m}\n"))
+                    .ok());
+    auto condition = [&]() -> std::string {
+      absl::StatusOr<std::string> c = Kubectl(
+          {"-n", other.name(), "get", "bp", "web", "-o",
+           "jsonpath={.status.phase} {.status.conditions[?(@.type==\"NamespaceEnabled\")]"
+           ".status} {.status.conditions[?(@.type==\"NamespaceEnabled\")].message}"});
+      return c.ok() ? *c : c.status().ToString();
+    };
+    absl::Status held = WaitFor(
+        [&]() -> absl::StatusOr<bool> {
+          const std::string c = condition();
+          if (absl::StartsWith(c, "Failed False ")) return true;
+          return absl::UnavailableError(c);
+        },
+        absl::Seconds(60), absl::Seconds(1));
+    ASSERT_TRUE(held.ok()) << held;
+    EXPECT_THAT(condition(), HasSubstr("has not opted in"));
+    absl::StatusOr<std::string> untouched = Kubectl(
+        {"-n", other.name(), "get", "deploy", "web", "-o",
+         "jsonpath={.metadata.generation} {.metadata.annotations}"});
+    ASSERT_TRUE(untouched.ok()) << untouched.status();
+    EXPECT_THAT(*untouched, ::testing::StartsWith("1 "));
+    EXPECT_THAT(*untouched, ::testing::Not(HasSubstr("booster.dev/")));
+    ASSERT_TRUE(
+        Kubectl({"label", "namespace", other.name(), "booster.dev/enabled=true"}).ok());
+    absl::Status started = WaitFor(
+        [&]() -> absl::StatusOr<bool> {
+          const std::string c = condition();
+          if (!absl::StartsWith(c, "Failed") && absl::StrContains(c, " True")) return true;
+          return absl::UnavailableError(c);
+        },
+        absl::Seconds(60), absl::Seconds(1));
+    EXPECT_TRUE(started.ok()) << started;
+    ASSERT_TRUE(
+        Kubectl({"-n", other.name(), "delete", "bp", "web", "--timeout=90s"}).ok());
   }
 
   // The new leader serves the profile: deleting it unenrolls the target (original
