@@ -274,7 +274,7 @@ TEST_F(PluginE2eTest, AWholeRolloutDrivenWithThePluginAlone) {
   EXPECT_THAT(r.out, HasSubstr(" of 15s\n"));
 
   r = Plugin({"get", "web"});
-  EXPECT_THAT(r.out, HasSubstr("web    web      Promoted   2/2    100%     Pass"));
+  EXPECT_THAT(r.out, HasSubstr("web    web      Promoted   2/2    0%       Pass"));
   r = Plugin({"promote", "web"});
   EXPECT_EQ(r.code, 1) << Describe(r);
   EXPECT_EQ(r.err, "Error: cannot promote boosterprofile \"web\": it is already Promoted\n");
