@@ -8,7 +8,11 @@
 #
 # Targets are named booster_<NAME> with an alias booster::<NAME>.
 
-set(BOOSTER_WARNINGS -Wall -Wextra -Wpedantic -Wshadow=local -Wnon-virtual-dtor
+set(_shadow "")
+if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+  set(_shadow -Wshadow=local)  # gcc only; clang (the fuzz build) has no such option
+endif()
+set(BOOSTER_WARNINGS -Wall -Wextra -Wpedantic ${_shadow} -Wnon-virtual-dtor
     -Wno-missing-field-initializers)
 if(BOOSTER_WERROR)
   list(APPEND BOOSTER_WARNINGS -Werror)
@@ -20,6 +24,43 @@ if(BOOSTER_SANITIZE)
       -fno-sanitize-recover=undefined)
   add_compile_options(${BOOSTER_SANITIZER_FLAGS})
   add_link_options(${BOOSTER_SANITIZER_FLAGS})
+endif()
+if(BOOSTER_TSAN)
+  if(BOOSTER_SANITIZE OR BOOSTER_FUZZ)
+    message(FATAL_ERROR "BOOSTER_TSAN cannot be combined with BOOSTER_SANITIZE or BOOSTER_FUZZ")
+  endif()
+  set(BOOSTER_SANITIZER_FLAGS -fsanitize=thread -fno-omit-frame-pointer)
+  add_compile_options(${BOOSTER_SANITIZER_FLAGS})
+  add_link_options(${BOOSTER_SANITIZER_FLAGS})
+  if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+    # gcc warns that TSan does not model atomic_thread_fence (the control page's seqlock
+    # uses one); the runtime's own tests cover that code, not the TSan build.
+    add_compile_options(-Wno-tsan)
+  endif()
+endif()
+# Fuzz build: every library is instrumented for coverage (fuzzer-no-link) and for ASan +
+# UBSan; only the fuzz targets link libFuzzer itself (fuzz/CMakeLists.txt).
+if(BOOSTER_FUZZ)
+  if(NOT CMAKE_CXX_COMPILER_ID MATCHES "Clang")
+    message(FATAL_ERROR "BOOSTER_FUZZ needs clang: CC=clang CXX=clang++ cmake ...")
+  endif()
+  if(BOOSTER_SANITIZE)
+    message(FATAL_ERROR "BOOSTER_FUZZ already builds with ASan + UBSan; drop BOOSTER_SANITIZE")
+  endif()
+  set(BOOSTER_SANITIZER_FLAGS -fsanitize=fuzzer-no-link,address,undefined
+      -fno-sanitize-recover=undefined -fno-omit-frame-pointer)
+  add_compile_options(${BOOSTER_SANITIZER_FLAGS})
+  add_link_options(-fsanitize=address,undefined)
+endif()
+
+# ThreadSanitizer builds: Debian's Abseil is not instrumented, so every test binary gets
+# the annotations that make absl::Mutex visible to TSan (cmake/tsan/absl_mutex_tsan.cc),
+# and TSAN_OPTIONS points at the suppressions for other uninstrumented libraries.
+if(BOOSTER_TSAN)
+  add_library(booster_tsan_absl_mutex OBJECT ${CMAKE_CURRENT_LIST_DIR}/tsan/absl_mutex_tsan.cc)
+  find_package(absl REQUIRED)
+  target_link_libraries(booster_tsan_absl_mutex PUBLIC absl::synchronization ${CMAKE_DL_LIBS})
+  set(BOOSTER_TSAN_SUPPRESSIONS ${CMAKE_CURRENT_LIST_DIR}/tsan/tsan.supp)
 endif()
 
 function(booster_apply_flags target)
@@ -76,8 +117,17 @@ function(booster_cc_test)
   endif()
   target_include_directories(${A_NAME} PRIVATE ${PROJECT_SOURCE_DIR})
   booster_apply_flags(${A_NAME})
+  if(BOOSTER_TSAN)
+    target_link_libraries(${A_NAME} PRIVATE booster_tsan_absl_mutex)
+  endif()
   add_test(NAME ${A_NAME} COMMAND ${A_NAME})
   set_tests_properties(${A_NAME} PROPERTIES LABELS "${A_LABELS}" TIMEOUT ${A_TIMEOUT})
+  if(BOOSTER_TSAN)
+    # A report makes the binary exit 66 at the end (TSan's default exitcode), so a race
+    # fails the test without hiding the reports after it.
+    list(APPEND A_ENV
+         "TSAN_OPTIONS=suppressions=${BOOSTER_TSAN_SUPPRESSIONS}:second_deadlock_stack=1")
+  endif()
   if(A_ENV)
     set_tests_properties(${A_NAME} PROPERTIES ENVIRONMENT "${A_ENV}")
   endif()

@@ -7,6 +7,9 @@ PACKAGES=(
   # toolchain
   build-essential cmake ninja-build pkg-config git ca-certificates ccache
   clang-format clang-tidy clang libclang-rt-14-dev
+  # sanitizer runtimes: libFuzzer (-fsanitize=fuzzer) for clang 14 is in libclang-rt-14-dev;
+  # ThreadSanitizer for gcc 12 is libtsan2
+  libtsan2
   # product dependencies
   libcpprest-dev libssl-dev libyaml-cpp-dev libhwloc-dev hwloc libnuma-dev numactl
   prometheus-cpp-dev libgrpc++-dev libgrpc-dev protobuf-compiler-grpc

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The README's test command: installs what is needed, builds, and runs every test —
-# unit tests, the same unit tests under ASan+UBSan, then the end-to-end tests on a real
-# single-node cluster built on this machine.
+# unit tests, the same unit tests under ASan+UBSan, every fuzz target for a bounded time,
+# the unit tests of the concurrent parts under ThreadSanitizer, then the end-to-end tests
+# on a real single-node cluster built on this machine.
 #
 #   scripts/test.sh            everything
-#   scripts/test.sh --no-e2e   skip the cluster (unit + sanitizer only)
+#   scripts/test.sh --no-e2e   skip the cluster (unit, sanitizer, fuzz, tsan only)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -42,10 +43,10 @@ skipped_tests() {
        /^\[  SKIPPED \] [^ ]+\.[^ ]+ \([0-9]+ ms\)$/ { print $4 "\t" pending; pending = "" }' "$log"
 }
 
-run_ctest() {  # run_ctest <build-dir> <label> <name>
+run_ctest() {  # run_ctest <build-dir> <label> <name> [more ctest arguments]
   local out
   out=$(mktemp)
-  ctest --test-dir "$1" -L "$2" --output-on-failure --timeout 1200 -j1 2>&1 | tee "$out"
+  ctest --test-dir "$1" -L "$2" --output-on-failure --timeout 1200 -j1 "${@:4}" 2>&1 | tee "$out"
   local rc=${PIPESTATUS[0]}
   local skips machine_skips=0 other_skips=0 name msg
   skips=$(skipped_tests "$1")
@@ -94,6 +95,39 @@ cmake --build build-asan -j"$JOBS" || exit 1
 stage "unit tests under ASan + UBSan"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
   run_ctest build-asan unit sanitizer
+
+# Fuzzing (docs/testing.md): clang, every library instrumented; only the fuzz targets
+# and what they link are built. Each runs BOOSTER_FUZZ_SECONDS (15) from its seed corpus.
+stage "build the fuzz targets (clang, libFuzzer + ASan + UBSan)"
+if CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DBOOSTER_FUZZ=ON \
+     -DBOOSTER_COMPONENTS="common;proto;runtime;operator;sidecar" -DBOOSTER_BUILD_BENCH=OFF \
+     -DBOOSTER_FUZZ_SECONDS="${BOOSTER_FUZZ_SECONDS:-15}" >/dev/null &&
+   cmake --build build-fuzz -j"$JOBS" --target booster_fuzzers; then
+  stage "fuzz: each target for ${BOOSTER_FUZZ_SECONDS:-15} s"
+  BOOSTER_FUZZ_ARTIFACTS=$ROOT/build-fuzz/fuzz-artifacts run_ctest build-fuzz fuzz fuzz
+else
+  echo "fuzz 0 1" >>"$SUMMARY"
+  failed_stage+=" fuzz-build"
+fi
+
+# ThreadSanitizer on the unit tests of the concurrent parts: the work queue, controller,
+# informer and leader election; the feedback window store; the agent's sampler and its HTTP
+# server (/metrics, civetweb). Not feedback_server_test: its threads are gRPC's, which
+# synchronise inside Debian's uninstrumented libgrpc (docs/testing.md, ThreadSanitizer).
+TSAN_TESTS=(kube_queue_test kube_controller_test kube_informer_test kube_leader_election_test
+  feedback_window_store_test agent_sampler_test agent_metrics_test)
+stage "build the concurrent parts with ThreadSanitizer"
+if cmake -S . -B build-tsan -G Ninja -DBOOSTER_TSAN=ON \
+     -DBOOSTER_COMPONENTS="common;proto;runtime;operator;sidecar" -DBOOSTER_BUILD_BENCH=OFF \
+     -DBOOSTER_WERROR=$WERROR >/dev/null &&
+   cmake --build build-tsan -j"$JOBS" --target "${TSAN_TESTS[@]}"; then
+  stage "unit tests of the concurrent parts under ThreadSanitizer"
+  tsan_regex="^($(IFS='|'; echo "${TSAN_TESTS[*]}"))\$"
+  run_ctest build-tsan unit tsan -R "$tsan_regex"
+else
+  echo "tsan 0 1" >>"$SUMMARY"
+  failed_stage+=" tsan-build"
+fi
 
 if [[ $RUN_E2E -eq 1 && -x tests/e2e/cluster/build ]]; then
   stage "end-to-end cluster: build or reuse cached Kubernetes binaries"

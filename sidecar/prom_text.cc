@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <set>
 
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
@@ -130,7 +131,20 @@ std::string SeriesKey(absl::string_view name, const PromLabels& labels) {
   if (labels.empty()) return out;
   out += '{';
   for (size_t i = 0; i < labels.size(); ++i) {
-    absl::StrAppend(&out, i == 0 ? "" : ",", labels[i].first, "=\"", labels[i].second, "\"");
+    // Escaped as in the exposition format, so that distinct label sets never share a key
+    // (a value holding `",b="` would otherwise read as two labels).
+    absl::StrAppend(&out, i == 0 ? "" : ",", labels[i].first, "=\"");
+    for (char c : labels[i].second) {
+      if (c == '\\' || c == '"') {
+        out += '\\';
+        out += c;
+      } else if (c == '\n') {
+        out += "\\n";
+      } else {
+        out += c;
+      }
+    }
+    out += '"';
   }
   out += '}';
   return out;
@@ -138,6 +152,7 @@ std::string SeriesKey(absl::string_view name, const PromLabels& labels) {
 
 absl::StatusOr<PromScrape> ParsePrometheusText(absl::string_view text) {
   PromScrape s;
+  std::set<std::string> seen;  // SeriesKey of every sample kept
   for (absl::string_view line : absl::StrSplit(text, '\n')) {
     line = absl::StripAsciiWhitespace(line);
     if (line.empty()) continue;
@@ -148,6 +163,9 @@ absl::StatusOr<PromScrape> ParsePrometheusText(absl::string_view text) {
     }
     PromSample sample;
     if (absl::Status st = ParseLine(line, &sample); !st.ok()) return st;
+    // A series given twice (a buggy exporter) keeps its first sample, as Prometheus
+    // does: a later one would read as a counter reset and invent observations.
+    if (!seen.insert(SeriesKey(sample.name, sample.labels)).second) continue;
     s.samples.push_back(std::move(sample));
   }
   return s;

@@ -34,6 +34,8 @@ struct PromScrape {
   std::vector<PromSample> samples;
 };
 
+// A series (name and labels) given more than once keeps its first sample, as Prometheus
+// keeps it; the later ones are dropped.
 absl::StatusOr<PromScrape> ParsePrometheusText(absl::string_view text);
 
 // The family (the name of its `# TYPE` line) a sample belongs to: `x` for `x_bucket`,
@@ -45,7 +47,8 @@ std::string FamilyOf(const std::string& sample_name,
 // The type of FamilyOf(sample_name): counter, gauge, histogram, summary or untyped.
 std::string TypeOf(const std::string& sample_name, const std::map<std::string, std::string>& types);
 
-// "name{a=\"x\",b=\"y\"}" (labels sorted), the key used in the window maps.
+// "name{a=\"x\",b=\"y\"}" (labels sorted, values escaped as in the exposition format, so
+// distinct series never share a key), the key used in the window maps.
 std::string SeriesKey(absl::string_view name, const PromLabels& labels);
 
 struct HistogramWindow {

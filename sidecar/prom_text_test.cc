@@ -31,8 +31,10 @@ TEST(PromTextTest, ParsesSamplesLabelsAndSpecialValues) {
   ASSERT_EQ(s->samples.size(), 4u);
   EXPECT_EQ(s->types.at("x_total"), "counter");
   EXPECT_EQ(s->samples[0].value, 12.5);
+  EXPECT_EQ(s->samples[0].labels[0].second, "q\"uote\\");
+  // The key escapes the value again, as the exposition format does.
   EXPECT_EQ(SeriesKey(s->samples[0].name, s->samples[0].labels),
-            "x_total{a=\"q\"uote\\\",b=\"2\"}");
+            "x_total{a=\"q\\\"uote\\\\\",b=\"2\"}");
   EXPECT_TRUE(std::isinf(s->samples[1].value));
   EXPECT_TRUE(std::isnan(s->samples[2].value));
   EXPECT_LT(s->samples[3].value, 0);
@@ -43,6 +45,43 @@ TEST(PromTextTest, RejectsMalformedLines) {
        {"x{a=\"1\" 1\n", "x{a=1} 1\n", "x\n", "x abc\n", "{a=\"b\"} 1\n", "x 1 2 3\n"}) {
     EXPECT_FALSE(ParsePrometheusText(bad).ok()) << bad;
   }
+}
+
+// Found by fuzz/prom_text_fuzzer: a series given twice read as a counter reset between
+// its two samples, so two identical scrapes gave a window with observations in it.
+TEST(PromTextTest, DuplicateSeriesKeepTheFirstSampleAsPrometheusDoes) {
+  const std::string text =
+      "# TYPE lat_seconds histogram\n"
+      "lat_seconds_bucket{le=\"0.1\"} 20\n"
+      "lat_seconds_bucket{le=\"+Inf\"} 22\n"
+      "lat_seconds_bucket{le=\"0.1\"} 90\n"
+      "lat_seconds_bucket{le=\"+Inf\"} 95\n"
+      "req_total 5\n"
+      "req_total 7\n";
+  absl::StatusOr<PromScrape> s = ParsePrometheusText(text);
+  ASSERT_TRUE(s.ok()) << s.status();
+  ASSERT_EQ(s->samples.size(), 3u);
+  EXPECT_EQ(s->samples[0].value, 20);
+  EXPECT_EQ(s->samples[1].value, 22);
+  EXPECT_EQ(s->samples[2].value, 5);
+  PromWindow w = ComputeWindow(*s, *s, 10);
+  ASSERT_EQ(w.histograms.count("lat_seconds"), 1u);
+  EXPECT_EQ(w.histograms["lat_seconds"].count, 0);
+}
+
+// Found by fuzz/prom_text_fuzzer: label values were not escaped in the key, so the one
+// label a="1\",b=\"2" and the two labels a="1", b="2" were the same series.
+TEST(PromTextTest, SeriesKeyEscapesLabelValuesSoDistinctSeriesNeverCollide) {
+  const PromLabels one = {{"a", "1\",b=\"2"}};
+  const PromLabels two = {{"a", "1"}, {"b", "2"}};
+  EXPECT_NE(SeriesKey("x", one), SeriesKey("x", two));
+  EXPECT_EQ(SeriesKey("x", two), "x{a=\"1\",b=\"2\"}");
+  EXPECT_EQ(SeriesKey("x", {{"p", "a\\b\nc"}}), "x{p=\"a\\\\b\\nc\"}");
+  absl::StatusOr<PromScrape> s = ParsePrometheusText(
+      "x{a=\"1\\\",b=\\\"2\"} 1\n"
+      "x{a=\"1\",b=\"2\"} 2\n");
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->samples.size(), 2u);  // two series, not a duplicate
 }
 
 TEST(PromTextTest, BucketQuantileInterpolates) {

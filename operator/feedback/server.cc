@@ -41,6 +41,7 @@
 #include "booster/v1/agent.pb.h"
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/security/server_credentials.h"
+#include "operator/feedback/proto_convert.h"
 #include "operator/kube/config.h"
 
 namespace booster::feedback {
@@ -132,77 +133,6 @@ std::string BearerToken(const grpc::CallbackServerContext& ctx) {
     return "";
   }
   return std::string(absl::StripAsciiWhitespace(value.substr(kScheme.size())));
-}
-
-HelloInfo HelloFromProto(const v1::Hello& h) {
-  HelloInfo info;
-  info.claimed_namespace = h.pod_namespace();
-  info.claimed_pod = h.pod_name();
-  info.claimed_uid = h.pod_uid();
-  info.agent_version = h.agent_version();
-  info.incarnation = h.incarnation();
-  const v1::Topology& t = h.topology();
-  info.topology.packages = t.packages();
-  info.topology.numa_nodes = t.numa_nodes();
-  info.topology.cores = t.cores();
-  info.topology.pus = t.pus();
-  info.topology.cpuset = t.cpuset();
-  info.topology.cpu_quota_cores = t.cpu_quota_cores();
-  info.topology.memory_limit_bytes = t.memory_limit_bytes();
-  return info;
-}
-
-// The Window of a report from `agent`: pod fields from the identity, the rest from the
-// report. Unknown metric names are ignored (a newer agent); a name given twice is an
-// error.
-absl::StatusOr<Window> WindowFromProto(const v1::WindowReport& r, const AgentIdentity& agent) {
-  Window w;
-  w.pod = agent.pod_name;
-  w.pod_uid = agent.pod_uid;
-  w.pod_created = agent.pod_created;
-  w.incarnation = r.incarnation();
-  w.sequence = r.sequence();
-  w.start = absl::FromUnixNanos(r.start_unix_nanos());
-  w.end = absl::FromUnixNanos(r.end_unix_nanos());
-  w.template_hash = r.template_hash();
-  w.profile_generation = r.profile_generation();
-  for (const v1::Metric& m : r.metrics()) {
-    std::optional<int> i = MetricIndex(m.name());
-    if (!i) continue;
-    if (w.metrics[*i]) {
-      return absl::InvalidArgumentError(absl::StrCat("metric ", m.name(), " given twice"));
-    }
-    w.metrics[*i] = MetricValue{m.value(), m.samples()};
-  }
-  if (absl::Status s = ValidateWindow(w); !s.ok()) return s;
-  return w;
-}
-
-AppliedReport AppliedFromProto(const v1::Applied& a, absl::Time now) {
-  AppliedReport r;
-  r.generation = a.generation();
-  r.received = now;
-  for (const v1::KnobResult& k : a.knobs()) {
-    KnobResult kr;
-    kr.name = k.name();
-    kr.reason = k.reason();
-    switch (k.outcome()) {
-      case v1::KNOB_OUTCOME_APPLIED:
-        kr.outcome = KnobOutcome::kApplied;
-        break;
-      case v1::KNOB_OUTCOME_FAILED:
-        kr.outcome = KnobOutcome::kFailed;
-        break;
-      case v1::KNOB_OUTCOME_NOT_REACHABLE:
-        kr.outcome = KnobOutcome::kNotReachable;
-        break;
-      default:
-        kr.outcome = KnobOutcome::kUnspecified;
-        break;
-    }
-    r.knobs.push_back(std::move(kr));
-  }
-  return r;
 }
 
 v1::OperatorMessage DirectiveMessage(const DirectiveSpec& d, const AgentIdentity& agent) {
