@@ -16,7 +16,7 @@ import statistics
 
 def ratio(a, b):
     if b == 0:
-        return None if a != 0 else 1.0
+        return None  # no baseline to compare with (e.g. no throttling in either window)
     return a / b
 
 

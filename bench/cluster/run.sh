@@ -305,6 +305,13 @@ measure() {
     "$LOAD" keepalive -url "http://$ip$path" -c "$CONNS" -d "${WARMUP}s" \
       -warmup 0s -balance "$balance" >"$pre.warmup"
   fi
+  if [[ $case == burst ]]; then
+    # The host's connection-tracking entries of earlier windows (TIME_WAIT, 2 minutes) keep
+    # their translation to the pod that served them: a new connection reusing the same
+    # source port would follow it to a pod deleted since ("no route to host"). Forget this
+    # Service's entries before the window.
+    conntrack -D -p tcp --orig-dst "$ip" >/dev/null 2>&1 || true
+  fi
   python3 "$HERE/podstats.py" "$NS" "app=$app" "$container" "$port" >"$pre.before"
   local la0 la1
   la0=$(loadavg)
