@@ -5,6 +5,8 @@ For every Running, not terminating pod of NAMESPACE matching SELECTOR, the conta
 CONTAINER's cgroup (cgroup v1, under the kubelet's cgroupRoot /booster-e2e):
 cpu.stat (nr_periods, nr_throttled, throttled_time ns) and cpuacct.usage (ns); and, from
 its first process: GOMAXPROCS / LD_PRELOAD / BOOSTER_LISTEN_BACKLOG in its environment,
+the GOMAXPROCS the Go runtime chose if the app reports it (usersapi_gomaxprocs on
+http://POD_IP:PORT/metrics; the environment says nothing when the runtime picked it),
 the pod network namespace's TcpExt ListenOverflows and ListenDrops (/proc/PID/net/netstat
 is the netstat of that process's network namespace) and the listen backlog of PORT's
 socket (ss -ltn in that namespace, via nsenter). Prints one JSON object keyed by pod name.
@@ -13,8 +15,10 @@ socket (ss -ltn in that namespace, via nsenter). Prints one JSON object keyed by
 """
 import json
 import os
+import re
 import subprocess
 import sys
+import urllib.request
 
 ROOT = "booster-e2e"
 KUBECTL = os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../tests/e2e/cluster/kubectl")
@@ -57,6 +61,15 @@ def backlog(pid, port):
     return int(out[2]) if len(out) > 2 else None  # State Recv-Q Send-Q(=backlog) ...
 
 
+def runtime_gomaxprocs(ip, port):
+    try:
+        with urllib.request.urlopen(f"http://{ip}:{port}/metrics", timeout=2) as r:
+            m = re.search(rb"^usersapi_gomaxprocs (\d+)$", r.read(), re.M)
+            return int(m[1]) if m else None
+    except (OSError, ValueError):
+        return None
+
+
 def main():
     ns, selector, container = sys.argv[1:4]
     port = sys.argv[4] if len(sys.argv) > 4 else None
@@ -74,7 +87,7 @@ def main():
         cpu, acct = cgroup_dir("cpu", uid, cid), cgroup_dir("cpuacct", uid, cid)
         if not cpu:
             continue
-        rec = {"node_ip": p["status"].get("podIP"),
+        rec = {"pod_ip": p["status"].get("podIP"),
                "arm": p["metadata"].get("labels", {}).get("booster.dev/arm", ""),
                "cpu_stat": kv(f"{cpu}/cpu.stat"),
                "cpu_usage_ns": int(open(f"{acct}/cpuacct.usage").read()) if acct else None,
@@ -91,6 +104,8 @@ def main():
             rec["listen_drops"] = tcp.get("ListenDrops")
             if port:
                 rec["listen_backlog"] = backlog(pid, port)
+                if selector == "app=usersapi":
+                    rec["runtime_gomaxprocs"] = runtime_gomaxprocs(rec["pod_ip"], port)
         out[p["metadata"]["name"]] = rec
     json.dump(out, sys.stdout)
     print()

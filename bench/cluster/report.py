@@ -76,7 +76,9 @@ def main():
         print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
         for b, p in pairs:
             for r in (b, p):
-                env = sorted({str(x["env"].get("GOMAXPROCS", "default")) if case != "burst"
+                env = sorted({str(x["env"].get("GOMAXPROCS", "default")) +
+                              (f" (runtime: {x['runtime_gomaxprocs']})" if x.get("runtime_gomaxprocs") else "")
+                              if case != "burst"
                               else str(x["listen_backlog"]) for x in r["pods"].values()})
                 print(f"| {r['round']} | {r['arm']} | {r['load']['rps']:.0f} | "
                       f"{r['load']['p50_ms']:.2f} | {r['load']['p99_ms']:.2f} | {r['load']['errors']} | "

@@ -4,14 +4,14 @@
 # Service, measured as deployed (baseline) and after a real booster-operator has rolled a
 # BoosterProfile out as a canary and promoted it, in one run, as ratios promoted/baseline.
 #
-# Case 1, Go JSON API: bench/cluster/usersapi (static Go, GET /api/v1/users?n=USERS_N), REPLICAS
-#   pods with a CPU limit of CPU_LIMIT, loaded by bench/cluster/load (closed loop, CONNS
+# Case "users", Go JSON API: bench/cluster/usersapi (static Go, GET /api/v1/users?n=USERS_N),
+#   REPLICAS pods with a CPU limit of CPU_LIMIT, loaded by bench/cluster/load (closed loop, CONNS
 #   kept-alive connections, WARMUP seconds unrecorded then SECONDS_MEASURED measured).
 #   Profile: go.gomaxprocs auto.
 # Case "work": the same with the e2e cluster's own HTTP server
 #   (booster.local/httpserver:e2e, static Go) and GET /work?ms=WORK_MS, a handler that
 #   only spins on the CPU: no allocation, so no garbage collector.
-# Case 2, short-connection burst: bench/cluster/burst/backlog_server.c (dynamically linked
+# Case "burst", short-connection burst: bench/cluster/burst/backlog_server.c (dynamically linked
 #   C, listen backlog BACKLOG, WORK_US of CPU per request) in REPLICAS pods, loaded by
 #   `load burst` (BURST new connections at once every PERIOD for BURST_SECONDS).
 #   Profile: sysctl net.core.somaxconn + preload.listenBacklog (SOMAXCONN).
@@ -21,7 +21,8 @@
 # the promoted pods are left they are measured the same way; the profile is deleted (the
 # operator restores the original template) and the next round starts from the baseline
 # again. Per window: the client's p50/p99/requests/s/errors, and from each pod's app
-# container cgroup (read on the host) throttled time, throttled periods and CPU time; for
+# container cgroup (read on the host) throttled time, throttled periods and CPU time, the
+# GOMAXPROCS the app runs with (environment; for usersapi also the runtime's own); for
 # the burst case the pods' TcpExt ListenOverflows (their network namespaces) and backlogs.
 #
 #   bench/cluster/run.sh [BUILD_DIR]                  # the e2e cluster up; about 20 minutes
@@ -30,7 +31,8 @@
 #
 # Needs from BUILD_DIR (default build): operator/booster-operator, sidecar/booster-agent,
 # runtime/libbooster.so (cmake --build build --target booster-operator booster-agent
-# booster_preload); go and gcc (scripts/bootstrap.sh). Images are built here and imported
+# booster_preload); gcc (scripts/bootstrap.sh) and go (as tests/e2e/cluster/build);
+# conntrack, nsenter and ss on the host (scripts/bootstrap.sh). Images are built here and imported
 # into the cluster's containerd (tests/e2e/cluster/image) under their own tags.
 # Writes $OUT (JSON, default bench/results/cluster-<time>.json) and prints markdown tables;
 # logs in $WORK (default /tmp/cluster-bench). Everything runs in a fresh namespace
@@ -337,6 +339,7 @@ for name, a in after.items():
     d = {k: a["cpu_stat"][k] - b["cpu_stat"][k] for k in a["cpu_stat"]}
     pods[name] = {
         "arm_label": a["arm"], "env": a.get("env", {}), "listen_backlog": a.get("listen_backlog"),
+        "runtime_gomaxprocs": a.get("runtime_gomaxprocs"),
         "nr_periods": d["nr_periods"], "nr_throttled": d["nr_throttled"],
         "throttled_s": d["throttled_time"] / 1e9,
         "cpu_s": (a["cpu_usage_ns"] - b["cpu_usage_ns"]) / 1e9,
@@ -356,6 +359,7 @@ print(f"  {case} {arm} round {rnd}: {l['rps']:.0f} req/s, p50 {l['p50_ms']:.2f} 
       f"p99 {l['p99_ms']:.2f} ms, errors {l['errors']}, throttled {rec['throttled_s']:.2f} s "
       f"({rec['nr_throttled']}/{rec['nr_periods']} periods), CPU {rec['cpu_s']:.2f} s, "
       f"overflows {rec['listen_overflows']}, env {[p['env'].get('GOMAXPROCS', p['env'].get('BOOSTER_LISTEN_BACKLOG', '-')) for p in pods.values()]}, "
+      f"runtime GOMAXPROCS {[p['runtime_gomaxprocs'] for p in pods.values()]}, "
       f"backlog {[p['listen_backlog'] for p in pods.values()]}, load average {la0} -> {la1}",
       file=sys.stderr)
 PY
