@@ -625,7 +625,10 @@ void ParseAnalysis(const Json& j, AnalysisSpec& out, absl::Duration step_duratio
     errors.Add(Path(p, "metrics"),
                "mode Metrics needs at least one metric, e.g. [{name: latencyP99}]");
   }
-  if (out.interval > step_duration) {
+  if (Field(j, "interval") == nullptr && out.interval > step_duration) {
+    // The default 30s window does not fit a shorter step: shrink it to the step.
+    out.interval = step_duration;
+  } else if (out.interval > step_duration) {
     errors.Add(Path(p, "interval"),
                absl::StrCat(FormatGoDuration(out.interval), " is longer than stepDuration (",
                             FormatGoDuration(step_duration),

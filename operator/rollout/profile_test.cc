@@ -240,6 +240,15 @@ TEST(ParseSpecTest, ShortStepShrinksTheDefaultWindow) {
            "rollout": {"stepDuration": "5s"}})"));
   ASSERT_TRUE(spec.ok()) << spec.status();
   EXPECT_EQ(spec->rollout.analysis.interval, absl::Seconds(5));
+  // Also when an analysis is given without an interval (the CRD sets no default for it).
+  spec = ParseSpec(J(R"({"targetRef": {"kind": "Deployment", "name": "web"},
+           "rollout": {"stepDuration": "10s", "analysis": {"mode": "Time"}}})"));
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->rollout.analysis.interval, absl::Seconds(10));
+  // An interval given longer than the step is still refused.
+  EXPECT_FALSE(ParseSpec(J(R"({"targetRef": {"kind": "Deployment", "name": "web"},
+           "rollout": {"stepDuration": "10s", "analysis": {"interval": "30s"}}})"))
+                   .ok());
 }
 
 TEST(SysctlTest, AllowlistHoldsOnlyNamespacedKeys) {
