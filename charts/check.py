@@ -292,8 +292,10 @@ def main():
     # Another release name, a ServiceMonitor, dashboards off, a pinned image.
     docs = render(helm, "serviceMonitor.enabled=true", "dashboards.enabled=false",
                   "operator.image.tag=1.2.3", release="perf")
-    check(len(find(docs, "ServiceMonitor", "perf-booster-operator")) == 1,
-          "ServiceMonitor named after the release")
+    sm = find(docs, "ServiceMonitor", "perf-booster-operator")
+    check(len(sm) == 1, "ServiceMonitor named after the release")
+    check(bool(sm) and sm[0]["spec"]["endpoints"][0].get("honorLabels") is True,
+          "the ServiceMonitor keeps the operator's namespace label (honorLabels)")
     check(not find(docs, "ConfigMap"), "no dashboards when disabled")
     image = find(docs, "Deployment")[0]["spec"]["template"]["spec"]["containers"][0]["image"]
     check(image == "booster/operator:1.2.3", f"image tag follows its value: {image}")
