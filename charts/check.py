@@ -260,6 +260,25 @@ def main():
     check(any(v.get("secret", {}).get("secretName") == "my-cert" for v in own_pod["volumes"]),
           "and mounts that Secret")
 
+    # No NetworkPolicy by default; when asked, the agents' port from any namespace, health
+    # from anywhere, metrics only from the namespaces given; metrics can stay in the pod.
+    check(not find(docs, "NetworkPolicy"), "no NetworkPolicy by default")
+    check("--metrics-bind-address=0.0.0.0:8080" in args, f"metrics on every interface: {args}")
+    docs_np = render(helm, "networkPolicy.enabled=true", "service.metricsBindHost=127.0.0.1",
+                     "networkPolicy.metricsFrom[0].namespaceSelector.matchLabels.team=obs")
+    np = find(docs_np, "NetworkPolicy", "booster-operator")
+    check(len(np) == 1, "networkPolicy.enabled renders one NetworkPolicy")
+    if np:
+        rules = np[0]["spec"]["ingress"]
+        ports = [[p["port"] for p in r["ports"]] for r in rules]
+        check(ports == [[9443], [8081], [8080]], f"ingress on agents, health, metrics: {ports}")
+        check(rules[0]["from"] == [{"namespaceSelector": {}}], "agents from every namespace")
+        check("from" not in rules[1], "health from anywhere (the kubelet)")
+        check(rules[2]["from"] == [{"namespaceSelector": {"matchLabels": {"team": "obs"}}}],
+              f"metrics only from metricsFrom: {rules[2].get('from')}")
+    check("--metrics-bind-address=127.0.0.1:8080" in operator_args(docs_np),
+          "service.metricsBindHost binds /metrics to localhost")
+
     # Namespaces opt in: by the label by default, by name when listed.
     check("--namespace-label=booster.dev/enabled" in args,
           f"namespaces opt in by label by default: {args}")
