@@ -426,8 +426,9 @@ TEST(TunedTemplateTest, TheAgentGetsTheAppsLimitsAndTheLeastPrivilegeToPlaceIt) 
   // No limits: no variables.
   Json unlimited = Original();
   unlimited["spec"]["containers"][0].erase("resources");
-  const Json& bare =
-      Container(*TunedTemplate(unlimited, placed, kArmCanary, Ctx(), {}), kAgentContainer);
+  const absl::StatusOr<Json> unlimited_tuned = TunedTemplate(unlimited, placed, kArmCanary, Ctx(), {});
+  ASSERT_TRUE(unlimited_tuned.ok()) << unlimited_tuned.status();
+  const Json& bare = Container(*unlimited_tuned, kAgentContainer);
   EXPECT_EQ(Env(bare, "BOOSTER_TARGET_CPU_LIMIT"), "<unset>");
   EXPECT_EQ(Env(bare, "BOOSTER_TARGET_MEMORY_LIMIT"), "<unset>");
 }
