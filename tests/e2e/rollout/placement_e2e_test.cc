@@ -146,15 +146,7 @@ class PlacementE2eTest : public ::testing::Test {
 
   // Removes deployment/web and waits until its pods are gone.
   void Delete() {
-    ASSERT_TRUE(Kubectl({"-n", ns_.name(), "delete", "deploy", "web"}).ok());
-    absl::Status gone = WaitFor(
-        [&]() -> absl::StatusOr<bool> {
-          absl::StatusOr<std::string> pods =
-              Kubectl({"-n", ns_.name(), "get", "pods", "-l", "app=web", "-o", "name"});
-          if (!pods.ok() || !Trim(*pods).empty()) return absl::UnavailableError("pods left");
-          return true;
-        },
-        absl::Minutes(1));
+    absl::Status gone = DeleteDeploymentAndWaitPodsGone(ns_.name(), "web");
     ASSERT_TRUE(gone.ok()) << gone;
   }
 

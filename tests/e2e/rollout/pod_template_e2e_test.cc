@@ -249,23 +249,14 @@ TEST_F(PodTemplateE2eTest, TheTunedPodKeepsItsQosClass) {
     EXPECT_EQ(Trim(*qos), c.qos) << "enrollment changed the pod's QoS class";
     ExpectEnrolledPod(pod);
     // The next case starts from no pod at all.
-    ASSERT_TRUE(Kubectl({"-n", ns_.name(), "delete", "deploy", "web"}).ok());
-    absl::Status gone = WaitFor(
-        [&]() -> absl::StatusOr<bool> {
-          absl::StatusOr<std::string> pods =
-              Kubectl({"-n", ns_.name(), "get", "pods", "-l", "app=web", "-o", "name"});
-          if (!pods.ok() || !Trim(*pods).empty()) return absl::UnavailableError("pods left");
-          return true;
-        },
-        absl::Minutes(1));
+    absl::Status gone = DeleteDeploymentAndWaitPodsGone(ns_.name(), "web");
     ASSERT_TRUE(gone.ok()) << gone;
   }
 }
 
 // tuning.runtime.preload.allocator: the install init container copies the chosen
 // allocator from the agent image into the shared volume, and LD_PRELOAD chains it in front
-// of libbooster.so, so the loader maps it into the app (read in /proc/<pid>/maps) and the
-// install container's log names it.
+// of libbooster.so, so the loader maps it into the app (read in /proc/<pid>/maps).
 TEST_F(PodTemplateE2eTest, TheChosenAllocatorIsLoadedInTheApp) {
   ASSERT_TRUE(ns_.status().ok()) << ns_.status();
   struct Case {
@@ -294,15 +285,7 @@ TEST_F(PodTemplateE2eTest, TheChosenAllocatorIsLoadedInTheApp) {
         EXPECT_THAT(*maps, Not(HasSubstr(other)));
       }
     }
-    ASSERT_TRUE(Kubectl({"-n", ns_.name(), "delete", "deploy", "web"}).ok());
-    absl::Status gone = WaitFor(
-        [&]() -> absl::StatusOr<bool> {
-          absl::StatusOr<std::string> pods =
-              Kubectl({"-n", ns_.name(), "get", "pods", "-l", "app=web", "-o", "name"});
-          if (!pods.ok() || !Trim(*pods).empty()) return absl::UnavailableError("pods left");
-          return true;
-        },
-        absl::Minutes(1));
+    absl::Status gone = DeleteDeploymentAndWaitPodsGone(ns_.name(), "web");
     ASSERT_TRUE(gone.ok()) << gone;
   }
 }

@@ -86,6 +86,19 @@ absl::StatusOr<Json> GetJson(const std::vector<std::string>& args) {
   return j;
 }
 
+absl::Status DeleteDeploymentAndWaitPodsGone(const std::string& ns, const std::string& name) {
+  absl::StatusOr<std::string> deleted = Kubectl({"-n", ns, "delete", "deploy", name});
+  if (!deleted.ok()) return deleted.status();
+  return WaitFor(
+      [&]() -> absl::StatusOr<bool> {
+        absl::StatusOr<std::string> pods =
+            Kubectl({"-n", ns, "get", "pods", "-l", "app=" + name, "-o", "name"});
+        if (!pods.ok() || !Trim(*pods).empty()) return absl::UnavailableError("pods left");
+        return true;
+      },
+      absl::Minutes(1));
+}
+
 absl::Status WaitRolledOut(const std::string& ns, const std::string& name, absl::Duration timeout) {
   absl::StatusOr<std::string> r =
       Kubectl({"-n", ns, "rollout", "status", "deployment/" + name,

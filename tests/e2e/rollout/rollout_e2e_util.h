@@ -49,6 +49,10 @@ absl::StatusOr<Json> GetJson(const std::vector<std::string>& args);
 // Waits for `kubectl rollout status` of deployment/<name> to succeed.
 absl::Status WaitRolledOut(const std::string& ns, const std::string& name, absl::Duration timeout);
 
+// Deletes deployment/<name> in <ns> and waits up to a minute until no pod labelled
+// app=<name> is left, so the next case starts from no pod at all.
+absl::Status DeleteDeploymentAndWaitPodsGone(const std::string& ns, const std::string& name);
+
 // The host PID of the first process of `container` in pod <ns>/<pod> (cgroup v1,
 // cgroupfs driver: /sys/fs/cgroup/cpu/booster-e2e/kubepods/<qos>/pod<uid>/<id>/).
 absl::StatusOr<pid_t> ContainerPid(const std::string& ns, const std::string& pod,
