@@ -61,6 +61,10 @@ if(BOOSTER_TSAN)
   find_package(absl REQUIRED)
   target_link_libraries(booster_tsan_absl_mutex PUBLIC absl::synchronization ${CMAKE_DL_LIBS})
   set(BOOSTER_TSAN_SUPPRESSIONS ${CMAKE_CURRENT_LIST_DIR}/tsan/tsan.supp)
+  # The completion-queue edges of Debian's uninstrumented gRPC (cmake/tsan/grpc_tsan.cc),
+  # for the tests that link gRPC; a test links it itself (operator/feedback/CMakeLists.txt).
+  add_library(booster_tsan_grpc OBJECT ${CMAKE_CURRENT_LIST_DIR}/tsan/grpc_tsan.cc)
+  target_link_libraries(booster_tsan_grpc PUBLIC ${CMAKE_DL_LIBS})
 endif()
 
 function(booster_apply_flags target)
@@ -98,10 +102,12 @@ function(booster_cc_library)
 endfunction()
 
 # booster_cc_test(NAME n SRCS ... [DEPS ...] [LABELS unit|e2e ...] [TIMEOUT s]
-#                 [ENV K=V ...] [NO_GTEST_MAIN])
-# Registers a GoogleTest binary with CTest. LABELS defaults to "unit".
+#                 [ENV K=V ...] [TSAN_OPTIONS a=1:b=2] [NO_GTEST_MAIN])
+# Registers a GoogleTest binary with CTest. LABELS defaults to "unit". TSAN_OPTIONS adds
+# to the ThreadSanitizer options of a BOOSTER_TSAN build.
 function(booster_cc_test)
-  cmake_parse_arguments(A "NO_GTEST_MAIN" "NAME;TIMEOUT" "SRCS;DEPS;LABELS;ENV" ${ARGN})
+  cmake_parse_arguments(A "NO_GTEST_MAIN" "NAME;TIMEOUT;TSAN_OPTIONS" "SRCS;DEPS;LABELS;ENV"
+                        ${ARGN})
   if(NOT A_LABELS)
     set(A_LABELS unit)
   endif()
@@ -125,8 +131,11 @@ function(booster_cc_test)
   if(BOOSTER_TSAN)
     # A report makes the binary exit 66 at the end (TSan's default exitcode), so a race
     # fails the test without hiding the reports after it.
-    list(APPEND A_ENV
-         "TSAN_OPTIONS=suppressions=${BOOSTER_TSAN_SUPPRESSIONS}:second_deadlock_stack=1")
+    set(_tsan_options "suppressions=${BOOSTER_TSAN_SUPPRESSIONS}:second_deadlock_stack=1")
+    if(A_TSAN_OPTIONS)
+      string(APPEND _tsan_options ":${A_TSAN_OPTIONS}")
+    endif()
+    list(APPEND A_ENV "TSAN_OPTIONS=${_tsan_options}")
   endif()
   if(A_ENV)
     set_tests_properties(${A_NAME} PROPERTIES ENVIRONMENT "${A_ENV}")

@@ -39,6 +39,7 @@
 #include "absl/synchronization/mutex.h"
 #include "booster/v1/agent.grpc.pb.h"
 #include "booster/v1/agent.pb.h"
+#include "common/tsan_annotations.h"
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/security/server_credentials.h"
 #include "operator/feedback/proto_convert.h"
@@ -191,6 +192,23 @@ int ClampMs(absl::Duration d) {
   return static_cast<int>(std::clamp<int64_t>(absl::ToInt64Milliseconds(d), 1, INT32_MAX));
 }
 
+// For ThreadSanitizer only (common/tsan_annotations.h): gRPC calls OnDone once every
+// operation of the RPC has completed and every other reaction has returned
+// (grpcpp/support/server_callback.h), then destroys the call's state. It keeps that order
+// with reference counts inside the uninstrumented libgrpc++, so each reaction says so on
+// its way out, and OnDone picks it up first thing. Nothing else is ordered by it:
+// OnReadDone and OnWriteDone may run at the same time, as gRPC allows.
+class ReactionReturns {
+ public:
+  explicit ReactionReturns(const void* reactor) : reactor_(reactor) {}
+  ~ReactionReturns() { TsanHappensBefore(reactor_); }
+  ReactionReturns(const ReactionReturns&) = delete;
+  ReactionReturns& operator=(const ReactionReturns&) = delete;
+
+ private:
+  const void* const reactor_;
+};
+
 }  // namespace
 
 class AgentStream;
@@ -265,6 +283,7 @@ class AgentStream final : public grpc::ServerBidiReactor<v1::AgentMessage, v1::O
   }
 
   void OnReadDone(bool ok) override {
+    const ReactionReturns returns(this);
     if (!ok) {
       End(grpc::Status::OK);
       return;
@@ -273,6 +292,7 @@ class AgentStream final : public grpc::ServerBidiReactor<v1::AgentMessage, v1::O
   }
 
   void OnWriteDone(bool ok) override {
+    const ReactionReturns returns(this);
     const v1::OperatorMessage* next = nullptr;
     bool finish = false;
     grpc::Status status;
@@ -295,6 +315,7 @@ class AgentStream final : public grpc::ServerBidiReactor<v1::AgentMessage, v1::O
   }
 
   void OnDone() override {
+    TsanHappensAfter(this);  // every reaction has returned (ReactionReturns)
     {
       absl::MutexLock l(&mu_);
       done_ = true;
