@@ -12,6 +12,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "common/crash_hook.h"
 #include "sidecar/cpu_list.h"
 #include "sidecar/file_util.h"
 #include "sidecar/proc_stats.h"
@@ -361,6 +362,10 @@ absl::Status Appliers::RevertAll(std::vector<std::string>* log) {
     if (!s.ok()) {
       if (log != nullptr) log->push_back(absl::StrCat("revert failed: ", s.ToString()));
       if (first.ok()) first = s;
+    }
+    // Halfway: one change put back, the rest not, the journal still whole.
+    if (it == entries.rbegin() && entries.size() > 1) {
+      common::CrashHere("BOOSTER_TEST_CRASH_AT", "revert");
     }
   }
   if (!first.ok()) return first;

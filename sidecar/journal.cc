@@ -9,6 +9,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "common/crash_hook.h"
 #include "sidecar/file_util.h"
 
 namespace booster::agent {
@@ -128,6 +129,8 @@ absl::Status Journal::Append(const std::vector<JournalEntry>& entries) {
   }
   close(fd);
   entries_.insert(entries_.end(), entries.begin(), entries.end());
+  // Durable, and the change it announces not made yet: the window the chaos tests kill in.
+  common::CrashHere("BOOSTER_TEST_CRASH_AT", "journal-append");
   return absl::OkStatus();
 }
 

@@ -360,6 +360,7 @@ absl::Status OperatorProcess::Build() {
   ReconcilerOptions ro;
   ro.mutation.agent_image = options_.agent_image;
   ro.mutation.image_pull_policy = options_.agent_image_pull_policy;
+  ro.mutation.agent_crash_at = Getenv("BOOSTER_TEST_AGENT_CRASH_AT");  // chaos tests only
   ro.mutation.operator_address = options_.agent_feedback_address;
   ro.namespace_refusal = [this](const std::string& ns) {
     kube::ObjectPtr obj = namespaces_ ? namespaces_->store().Get(ns) : nullptr;

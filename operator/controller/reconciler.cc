@@ -1,8 +1,5 @@
 #include "operator/controller/reconciler.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -12,6 +9,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "common/crash_hook.h"
 #include "operator/controller/log.h"
 #include "operator/kube/api_status.h"
 #include "operator/kube/helpers.h"
@@ -181,25 +179,6 @@ ObjectPtr ProfileReconciler::Deployment(const std::string& ns, const std::string
   return fresh_deployments_.Get(*stores_.deployments, Key(ns, name));
 }
 
-// The chaos tests' hook (tests/e2e/chaos): with BOOSTER_TEST_CRASH_AFTER_STATUS=PHASE:FILE
-// in the environment, the process exits at once with status 137 (as if SIGKILLed) right
-// after the first status write into PHASE, before any of its actions, and creates FILE so
-// that it happens once. Unset, this is one getenv per status write.
-static void CrashAfterStatusWriteForTests(const std::string& phase) {
-  const char* hook = std::getenv("BOOSTER_TEST_CRASH_AFTER_STATUS");
-  if (hook == nullptr) return;
-  const std::string spec(hook);
-  const size_t colon = spec.find(':');
-  if (colon == std::string::npos || spec.substr(0, colon) != phase) return;
-  const std::string marker = spec.substr(colon + 1);
-  const int fd = open(marker.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644);
-  if (fd < 0) return;  // done before
-  close(fd);
-  std::fprintf(stderr, "BOOSTER_TEST_CRASH_AFTER_STATUS: exiting after the %s status write\n",
-               phase.c_str());
-  std::_Exit(137);
-}
-
 std::vector<rollout::RejectedPod> ProfileReconciler::RejectedPods(const std::string& ns,
                                                                    const std::string& key) const {
   std::vector<rollout::RejectedPod> out;
@@ -288,7 +267,7 @@ absl::StatusOr<kube::Result> ProfileReconciler::Reconcile(const std::string& key
       return written.status();  // nothing acted on
     }
     kube::DropManagedFields(&*written);
-    CrashAfterStatusWriteForTests(phase);
+    common::CrashHere("BOOSTER_TEST_CRASH_AFTER_STATUS", phase);
     current = *written;
     fresh_profiles_.Wrote(key, before, std::make_shared<const Json>(current));
     const std::string from(rollout::PhaseName(profile->status.phase));

@@ -253,6 +253,9 @@ Json AgentContainer(absl::string_view arm, absl::string_view mode, const EnrollC
         absl::StrCat("metadata.annotations['", kTemplateHashAnnotation, "']");
     env.push_back(FieldEnv("BOOSTER_TEMPLATE_HASH", kHashField.c_str()));
   }
+  if (!opts.agent_crash_at.empty()) {
+    env.push_back({{"name", "BOOSTER_TEST_CRASH_AT"}, {"value", opts.agent_crash_at}});
+  }
   if (!ctx.containers.empty()) {
     env.push_back({{"name", "BOOSTER_CONTAINERS"}, {"value", absl::StrJoin(ctx.containers, ",")}});
   }

@@ -80,6 +80,11 @@ struct MutationOptions {
   Json agent_guaranteed_resources = {{"requests", {{"cpu", "20m"}, {"memory", "64Mi"}}},
                                      {"limits", {{"cpu", "20m"}, {"memory", "64Mi"}}}};
 
+  // The chaos tests' crash point for the agents (tests/e2e/chaos): copied into the agent
+  // container as BOOSTER_TEST_CRASH_AT (common/crash_hook.h); "" = none, always in
+  // production. The operator takes it from its own BOOSTER_TEST_AGENT_CRASH_AT.
+  std::string agent_crash_at;
+
   std::string LibraryPath() const { return mount_path + "/libbooster.so"; }
   std::string ControlPath() const { return mount_path + "/control"; }
 };

@@ -151,6 +151,13 @@ TEST(EnrolledTemplateTest, TheAgentSeesTheAppRunsRestrictedAndServesItsPort) {
   EXPECT_EQ((*hash)["valueFrom"]["fieldRef"]["fieldPath"],
             "metadata.annotations['booster.dev/template-hash']");
   EXPECT_EQ(Env(*agent, "BOOSTER_CONTAINERS"), "<unset>");  // every app container
+  EXPECT_EQ(Env(*agent, "BOOSTER_TEST_CRASH_AT"), "<unset>") << "the chaos hook is opt-in";
+  MutationOptions chaos;
+  chaos.agent_crash_at = "revert:/booster/.crashed";
+  absl::StatusOr<Json> crashing = EnrolledTemplate(Original(), Ctx(), chaos);
+  ASSERT_TRUE(crashing.ok());
+  EXPECT_EQ(Env(*Find((*crashing)["spec"]["containers"], kAgentContainer), "BOOSTER_TEST_CRASH_AT"),
+            "revert:/booster/.crashed");
   absl::StatusOr<Json> one =
       EnrolledTemplate(Original(), EnrollContext{"shop", "checkout", {"app"}}, MutationOptions{});
   ASSERT_TRUE(one.ok());
@@ -161,6 +168,7 @@ TEST(EnrolledTemplateTest, TheAgentSeesTheAppRunsRestrictedAndServesItsPort) {
     EXPECT_EQ(sc["runAsNonRoot"], true);
     EXPECT_EQ(sc["runAsUser"], 65532);
     EXPECT_EQ(sc["allowPrivilegeEscalation"], false);
+    EXPECT_EQ(sc["readOnlyRootFilesystem"], true);
     EXPECT_EQ(sc["seccompProfile"]["type"], "RuntimeDefault");
     EXPECT_EQ(sc["capabilities"]["drop"], Json::array({"ALL"}));
   }

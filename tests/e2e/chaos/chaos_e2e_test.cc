@@ -13,23 +13,33 @@
 //     and restarted: the operator's watches come back through a relist (410) and the
 //     rollout carries on;
 //   - the kubelet restarted under running canary pods: the pods keep running, the
-//     rollout carries on.
+//     rollout carries on;
+//   - a canary pod's agent SIGKILLed between a durable journal entry and the change it
+//     announces, and (killed from the host, then again by BOOSTER_TEST_CRASH_AT) halfway
+//     through the revert its restart begins with: the next agent finishes the revert before
+//     it applies anything, so the app's threads are journaled at their original CPUs
+//     again and end placed once.
+#include <signal.h>
 #include <sys/stat.h>
 
 #include <cstdlib>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "operator/rollout/pod_template.h"
 #include "tests/e2e/e2e_util.h"
 #include "tests/e2e/rollout/operator_fixture.h"
 #include "tests/e2e/rollout/rollout_e2e_util.h"
@@ -90,6 +100,286 @@ class ChaosE2eTest : public OperatorE2eTest {
     return out;
   }
 };
+
+// The journal's affinity entries: thread id -> the CPUs it had before the change.
+std::map<int, std::string> JournaledOriginals(const std::string& journal) {
+  std::map<int, std::string> out;
+  for (absl::string_view line : absl::StrSplit(journal, '\n', absl::SkipEmpty())) {
+    std::vector<std::string> f = absl::StrSplit(line, ' ');
+    int tid = 0;
+    // affinity <pid> <pid start> <tid> <tid start> <cpus>
+    if (f.size() == 6 && f[0] == "affinity" && absl::SimpleAtoi(f[3], &tid)) out[tid] = f[5];
+  }
+  return out;
+}
+
+// Each thread of host process `pid`: its id in the pod's PID namespace (what the agent
+// sees and journals; NSpid's last field) -> Cpus_allowed_list.
+std::map<int, std::string> ThreadCpus(pid_t pid) {
+  std::map<int, std::string> out;
+  absl::StatusOr<std::string> tasks = RunCommand({"ls", absl::StrCat("/proc/", pid, "/task")});
+  if (!tasks.ok()) return out;
+  for (absl::string_view t : absl::StrSplit(*tasks, '\n', absl::SkipEmpty())) {
+    absl::StatusOr<std::string> status = ReadFile(absl::StrCat("/proc/", pid, "/task/", t, "/status"));
+    if (!status.ok()) continue;
+    int tid = 0;
+    std::string cpus;
+    for (absl::string_view l : absl::StrSplit(*status, '\n')) {
+      if (absl::ConsumePrefix(&l, "Cpus_allowed_list:")) cpus = Trim(l);
+      if (absl::ConsumePrefix(&l, "NSpid:")) {
+        std::vector<std::string> ids = absl::StrSplit(Trim(l), '\t', absl::SkipEmpty());
+        if (ids.empty() || !absl::SimpleAtoi(Trim(ids.back()), &tid)) tid = 0;
+      }
+    }
+    if (tid > 0) out[tid] = cpus;
+  }
+  return out;
+}
+
+// A canary pod whose agent places the app's threads (cpu.placement: pinned; the app has a
+// 500m limit, so one CPU) and is killed at a BOOSTER_TEST_CRASH_AT point: what the test
+// reads of it.
+class AgentChaosE2eTest : public ChaosE2eTest {
+ protected:
+  // The operator gives its canary agents `point` (common/crash_hook.h), with the marker on
+  // the pod's volume so that each pod's agent is killed there once.
+  void StartRollout(const std::string& point) {
+    DeployWeb();
+    absl::StatusOr<Snapshot> original = TakeSnapshot(ns());
+    ASSERT_TRUE(original.ok()) << original.status();
+    original_ = *original;
+    setenv("BOOSTER_TEST_AGENT_CRASH_AT", absl::StrCat(point, ":/booster/.chaos-", point).c_str(),
+           1);
+    StartOperator();
+    unsetenv("BOOSTER_TEST_AGENT_CRASH_AT");
+    ASSERT_TRUE(Apply(absl::StrCat(R"(
+apiVersion: booster.dev/v1alpha1
+kind: BoosterProfile
+metadata: {name: web, namespace: )",
+                                   ns(), R"(}
+spec:
+  targetRef: {kind: Deployment, name: web}
+  tuning:
+    cpu: {placement: pinned}
+  rollout:
+    steps: [34, 100]
+    stepDuration: 10m
+    progressDeadline: 5m
+    analysis: {interval: 1s}
+)"))
+                    .ok());
+    absl::Status s = WaitCanaryReadyAt(34, absl::Minutes(4));
+    ASSERT_TRUE(s.ok()) << s;
+    absl::StatusOr<std::string> pod = Kubectl({"-n", ns(), "get", "pods", "-l",
+                                               "booster.dev/arm=canary", "-o",
+                                               "jsonpath={.items[0].metadata.name}"});
+    ASSERT_TRUE(pod.ok()) << pod.status();
+    pod_ = Trim(*pod);
+    ASSERT_FALSE(pod_.empty());
+  }
+
+  // The agent's and the app's restart counts and the agent's last termination's exit code.
+  struct Restarts {
+    int agent = -1;
+    int app = -1;
+    int agent_last_exit = -1;
+  };
+  Restarts ContainerRestarts() {
+    Restarts r;
+    absl::StatusOr<Json> p = GetJson({"-n", ns(), "get", "pod", pod_});
+    if (!p.ok()) return r;
+    for (const Json& c : p->value("/status/containerStatuses"_json_pointer, Json::array())) {
+      if (c.value("name", "") == rollout::kAgentContainer) {
+        r.agent = c.value("restartCount", -1);
+        r.agent_last_exit = c.value("/lastState/terminated/exitCode"_json_pointer, -1);
+      } else if (c.value("name", "") == "web") {
+        r.app = c.value("restartCount", -1);
+      }
+    }
+    return r;
+  }
+
+  std::string AgentLogs(bool previous = false) {
+    std::vector<std::string> args = {"-n", ns(), "logs", pod_, "-c", rollout::kAgentContainer};
+    if (previous) args.push_back("--previous");
+    return Kubectl(args).value_or("");
+  }
+
+  // The agent's Applied for `action` ("apply", "recover") in its current logs, if any.
+  std::optional<Json> AgentApplied(const std::string& action) {
+    for (absl::string_view line : absl::StrSplit(AgentLogs(), '\n')) {
+      Json j = Json::parse(line, nullptr, /*allow_exceptions=*/false);
+      if (!j.is_discarded() && j.value("type", "") == "applied" && j.value("action", "") == action) {
+        return j;
+      }
+    }
+    return std::nullopt;
+  }
+
+  // Waits until the agent has restarted `restarts` times and its current run has applied
+  // the pod's tuning.
+  absl::Status WaitAgentRunApplied(int restarts) {
+    return WaitFor(
+        [&]() -> absl::StatusOr<bool> {
+          Restarts r = ContainerRestarts();
+          if (r.agent < restarts) return absl::UnavailableError(absl::StrCat("agent restarts ", r.agent));
+          if (!AgentApplied("apply").has_value()) return absl::UnavailableError("no Applied yet");
+          return true;
+        },
+        absl::Seconds(120));
+  }
+
+  // The journal the running agent keeps on the pod's volume, read through its root.
+  std::string AgentJournal() {
+    absl::StatusOr<pid_t> agent = ContainerPid(ns(), pod_, rollout::kAgentContainer);
+    if (!agent.ok()) return "";
+    return ReadFile(absl::StrCat("/proc/", *agent, "/root/booster/agent.journal")).value_or("");
+  }
+
+  // Every thread of the app ends on the plan's one CPU, the app was never restarted, and
+  // the journal holds each live thread of `originals` (what the first agent journaled: the
+  // thread's CPUs before the agent changed them) with those same CPUs: the restarted agent
+  // put everything back before placing again. A thread left placed would be "already
+  // placed" (not journaled) or journaled with the placed CPU. (The CPUs before are not the
+  // pod's pool: libbooster.so pins the app's threads round-robin from their start, before
+  // the agent's plan reaches them.)
+  void ExpectPlacedOnceFromTheOriginalCpus(const std::map<int, std::string>& originals) {
+    std::optional<Json> applied = AgentApplied("apply");
+    ASSERT_TRUE(applied.has_value()) << AgentLogs();
+    const std::vector<int> plan = (*applied)["plan"].value("cpus", std::vector<int>{});
+    ASSERT_EQ(plan.size(), 1u) << applied->dump();
+    const std::string cpu = absl::StrCat(plan[0]);
+    absl::StatusOr<pid_t> app = ContainerPid(ns(), pod_, "web");
+    ASSERT_TRUE(app.ok()) << app.status();
+    std::map<int, std::string> threads;
+    absl::Status settled = WaitFor(
+        [&]() -> absl::StatusOr<bool> {
+          threads = ThreadCpus(*app);
+          for (const auto& [tid, cpus] : threads) {
+            if (cpus != cpu) return absl::UnavailableError(absl::StrCat(tid, " on ", cpus));
+          }
+          return !threads.empty();
+        },
+        absl::Seconds(30));
+    EXPECT_TRUE(settled.ok()) << settled;
+    const std::map<int, std::string> journaled = JournaledOriginals(AgentJournal());
+    const std::map<int, std::string> live = ThreadCpus(*app);
+    int compared = 0;
+    for (const auto& [tid, before] : originals) {
+      if (live.count(tid) == 0) continue;  // exited since
+      ++compared;
+      auto it = journaled.find(tid);
+      if (it == journaled.end()) {
+        ADD_FAILURE() << "thread " << tid << " is not journaled: it was left placed\n"
+                      << AgentJournal();
+      } else {
+        EXPECT_EQ(it->second, before) << "thread " << tid << " was not put back first";
+      }
+    }
+    EXPECT_GE(compared, 1) << "no thread of the first agent's journal is left to compare";
+    Restarts r = ContainerRestarts();
+    EXPECT_EQ(r.app, 0) << "the app was restarted";
+    std::printf("app threads on CPU %s; %d threads journaled again at their CPUs before (%s)\n",
+                cpu.c_str(), compared, before_cpus(originals).c_str());
+  }
+
+  // The CPUs before of the first journaled thread ("" when none).
+  static std::string before_cpus(const std::map<int, std::string>& originals) {
+    return originals.empty() ? "" : originals.begin()->second;
+  }
+
+  // "affinity of thread T restored to CPUS" in an Applied's list: T -> CPUS.
+  static std::map<int, std::string> RestoredThreads(const Json& applied) {
+    std::map<int, std::string> out;
+    for (const Json& line : applied.value("applied", Json::array())) {
+      const std::string text = line.is_string() ? line.get<std::string>() : "";
+      absl::string_view l = text;
+      int tid = 0;
+      if (!absl::ConsumePrefix(&l, "affinity of thread ")) continue;
+      std::vector<std::string> f = absl::StrSplit(l, " restored to ");
+      if (f.size() == 2 && absl::SimpleAtoi(f[0], &tid)) out[tid] = f[1];
+    }
+    return out;
+  }
+
+  // Aborts the rollout: RolledBack, the Deployment's template as before, never above N.
+  void AbortAndExpectRestored(RolloutSampler& sampler) {
+    const Snapshot& original = original_;
+    ASSERT_TRUE(Kubectl({"-n", ns(), "annotate", "bp", "web", "booster.dev/abort=agent-chaos"}).ok());
+    absl::Status s = WaitPhase("RolledBack", absl::Minutes(3));
+    ASSERT_TRUE(s.ok()) << s << "\nseen: " << sampler.History();
+    ASSERT_TRUE(WaitCanaryGone().ok());
+    ASSERT_TRUE(WaitRolledOut(ns(), "web", absl::Minutes(3)).ok());
+    absl::StatusOr<Snapshot> after = TakeSnapshot(ns());
+    ASSERT_TRUE(after.ok()) << after.status();
+    EXPECT_EQ(after->tmpl, original.tmpl);
+    EXPECT_EQ(after->replicas, original.replicas);
+    ExpectNeverAboveN(sampler);
+  }
+
+  std::string pod_;
+  Snapshot original_;  // the Deployment before the profile
+};
+
+// The agent dies with its first journal entry durable and the change it announces not
+// made. Its successor reverts that entry (a no-op: nothing was changed) before anything
+// else, then places the threads once.
+TEST_F(AgentChaosE2eTest, KilledBetweenItsJournalAndTheChange) {
+  RolloutSampler sampler(ns());
+  StartRollout("journal-append");
+  if (HasFatalFailure()) return;
+  absl::Status s = WaitAgentRunApplied(1);
+  ASSERT_TRUE(s.ok()) << s << "\n" << AgentLogs() << Diagnose(ns());
+  EXPECT_THAT(AgentLogs(/*previous=*/true), HasSubstr("BOOSTER_TEST_CRASH_AT: killed at journal-append"));
+  Restarts r = ContainerRestarts();
+  EXPECT_EQ(r.agent, 1) << "the agent keeps dying";
+  EXPECT_EQ(r.agent_last_exit, 137) << "not a SIGKILL";
+  std::optional<Json> recover = AgentApplied("recover");
+  ASSERT_TRUE(recover.has_value()) << "the restarted agent did not recover its journal\n"
+                                   << AgentLogs();
+  EXPECT_TRUE(recover->value("ok", false)) << recover->dump();
+  EXPECT_FALSE((*recover)["applied"].empty()) << recover->dump();
+  std::printf("recovered: %s\n", recover->dump().c_str());
+  ExpectPlacedOnceFromTheOriginalCpus(RestoredThreads(*recover));
+  AbortAndExpectRestored(sampler);
+}
+
+// The agent is SIGKILLed from the host with the threads placed; its successor is killed
+// again halfway through the revert it starts with (one thread put back, the journal still
+// whole). The third agent reverts the rest — and the one already reverted, harmlessly —
+// then places the threads once, from their original CPUs.
+TEST_F(AgentChaosE2eTest, KilledHalfwayThroughTheRevertAfterARestart) {
+  RolloutSampler sampler(ns());
+  StartRollout("revert");
+  if (HasFatalFailure()) return;
+  absl::Status s = WaitAgentRunApplied(0);
+  ASSERT_TRUE(s.ok()) << s << "\n" << AgentLogs() << Diagnose(ns());
+  const std::map<int, std::string> before = JournaledOriginals(AgentJournal());
+  ASSERT_GE(before.size(), 2u) << "too little journaled to stop halfway\n" << AgentJournal();
+  absl::StatusOr<pid_t> agent = ContainerPid(ns(), pod_, rollout::kAgentContainer);
+  ASSERT_TRUE(agent.ok()) << agent.status();
+  ASSERT_EQ(kill(*agent, SIGKILL), 0);
+  s = WaitAgentRunApplied(2);
+  ASSERT_TRUE(s.ok()) << s << "\n" << AgentLogs() << Diagnose(ns());
+  EXPECT_THAT(AgentLogs(/*previous=*/true), HasSubstr("BOOSTER_TEST_CRASH_AT: killed at revert"));
+  Restarts r = ContainerRestarts();
+  EXPECT_EQ(r.agent, 2);
+  EXPECT_EQ(r.agent_last_exit, 137);
+  std::optional<Json> recover = AgentApplied("recover");
+  ASSERT_TRUE(recover.has_value()) << AgentLogs();
+  EXPECT_TRUE(recover->value("ok", false)) << recover->dump();
+  // Every thread journaled before the kills was restored (or is gone) by the third agent.
+  const std::string restored = (*recover)["applied"].dump();
+  for (const auto& [tid, cpus] : before) {
+    EXPECT_TRUE(absl::StrContains(restored, absl::StrCat("thread ", tid, " restored to ", cpus)) ||
+                absl::StrContains(restored, absl::StrCat("thread ", tid, ": gone")))
+        << "thread " << tid << " not restored: " << restored;
+  }
+  std::printf("journaled before the kills: %zu threads; recovered: %s\n", before.size(),
+              restored.c_str());
+  ExpectPlacedOnceFromTheOriginalCpus(before);
+  AbortAndExpectRestored(sampler);
+}
 
 // One SIGKILL in every phase of a rollout that promotes, then of one that rolls back;
 // each time a new process (a new identity, so it waits for the dead one's Lease) resumes.
