@@ -86,25 +86,46 @@ absl::Status Client::AddAuth(HttpRequest* request) {
   return absl::OkStatus();
 }
 
+namespace {
+thread_local std::optional<absl::Time> tls_request_deadline;
+}  // namespace
+
+RequestDeadline::RequestDeadline(absl::Time deadline) : previous_(tls_request_deadline) {
+  tls_request_deadline = previous_.has_value() ? std::min(*previous_, deadline) : deadline;
+}
+
+RequestDeadline::~RequestDeadline() { tls_request_deadline = previous_; }
+
+std::optional<absl::Time> RequestDeadline::Current() { return tls_request_deadline; }
+
 absl::StatusOr<std::string> Client::Do(std::string method, std::string path, std::string body,
                                        std::string content_type) {
   HttpRequest req;
   req.method = std::move(method);
   req.path = std::move(path);
   req.body = std::move(body);
-  req.timeout = config_.request_timeout;
   req.headers.emplace_back("Accept", "application/json");
   if (!req.body.empty()) req.headers.emplace_back("Content-Type", content_type);
   if (absl::Status s = AddAuth(&req); !s.ok()) return s;
+  const std::optional<absl::Time> deadline = RequestDeadline::Current();
   for (int attempt = 0;; ++attempt) {
     limiter_.Wait();
+    req.timeout = config_.request_timeout;
+    if (deadline.has_value()) {
+      const absl::Duration left = *deadline - clock_->Now();
+      if (left <= absl::ZeroDuration()) {
+        return absl::DeadlineExceededError(
+            absl::StrCat(req.method, " ", req.path, ": the caller's deadline has passed"));
+      }
+      req.timeout = std::min(req.timeout, left);
+    }
     absl::StatusOr<HttpResponse> resp = transport_->Send(req);
     if (!resp.ok()) return resp.status();
     absl::Status s = StatusFromHttp(resp->status, resp->body, resp->retry_after);
     if (s.ok()) return std::move(resp->body);
     std::optional<absl::Duration> delay =
         RetryDelay(s, resp->status, attempt, config_.max_retries);
-    if (!delay) return s;
+    if (!delay || (deadline.has_value() && clock_->Now() + *delay >= *deadline)) return s;
     clock_->SleepFor(*delay);
   }
 }

@@ -88,6 +88,28 @@ struct DeleteOptions {
   std::optional<int64_t> grace_period_seconds;
 };
 
+// Bounds the unary requests (Get, List, Create, Update, Patch, Delete, Do) that this
+// thread makes while it lives, like a Go context deadline: each is sent with at most the
+// time left as its timeout, a retry is not waited for past it, and once it has passed a
+// request fails with kDeadlineExceeded unsent. The deadline is on the client's clock.
+// Nested scopes keep the earlier deadline. Streams and watches ignore it.
+//
+//   RequestDeadline bound(clock->Now() + renew_deadline);
+//   client->Update(kLeases, ns, lease);  // at most until the renew deadline
+class RequestDeadline {
+ public:
+  explicit RequestDeadline(absl::Time deadline);
+  ~RequestDeadline();
+  RequestDeadline(const RequestDeadline&) = delete;
+  RequestDeadline& operator=(const RequestDeadline&) = delete;
+
+  // The deadline of this thread's innermost scope, if any.
+  static std::optional<absl::Time> Current();
+
+ private:
+  std::optional<absl::Time> previous_;
+};
+
 class Client {
  public:
   // `transport` is owned; `clock` is not and must outlive the client.

@@ -1,6 +1,8 @@
 #include "operator/kube/client.h"
 
 #include <atomic>
+#include <thread>
+#include <vector>
 
 #include "gtest/gtest.h"
 #include "operator/kube/api_status.h"
@@ -80,6 +82,50 @@ TEST(ClientTest, TransportErrorsPassThrough) {
   });
   Client c(TestConfig(), std::unique_ptr<Transport>(t));
   EXPECT_TRUE(absl::IsUnavailable(c.Get(kConfigMaps, "ns", "a").status()));
+}
+
+// A RequestDeadline caps each request's timeout at the time left, skips a retry that
+// would end past it, and fails a request unsent once it has passed; without one the
+// configured timeout applies.
+TEST(ClientTest, RequestsHonourTheCallersDeadline) {
+  FakeClock clock;
+  int answers = 0;
+  auto* t = new FakeTransport([&](const HttpRequest&) -> absl::StatusOr<HttpResponse> {
+    if (++answers > 2) return Ok(Json::object());
+    return HttpResponse{429, R"({"kind":"Status","reason":"TooManyRequests"})", "1"};
+  });
+  Config config = TestConfig();
+  config.request_timeout = absl::Seconds(30);
+  Client c(config, std::unique_ptr<Transport>(t), &clock);
+  {
+    RequestDeadline bound(clock.Now() + absl::Milliseconds(1500));
+    {
+      RequestDeadline looser(clock.Now() + absl::Seconds(60));
+      EXPECT_EQ(*RequestDeadline::Current(), clock.Now() + absl::Milliseconds(1500))
+          << "an inner scope never extends the outer deadline";
+    }
+    // 429 with Retry-After 1 s: retried at +1 s with 0.5 s left, then not again (the next
+    // retry would start past the deadline).
+    std::thread advance([&] {
+      while (clock.Sleepers() == 0) std::this_thread::yield();
+      clock.Advance(absl::Seconds(1));
+    });
+    absl::Status s = c.Get(kConfigMaps, "ns", "a").status();
+    advance.join();
+    EXPECT_TRUE(absl::IsUnavailable(s)) << s;
+    std::vector<HttpRequest> reqs = t->requests();
+    ASSERT_EQ(reqs.size(), 2u);
+    EXPECT_EQ(reqs[0].timeout, absl::Milliseconds(1500));
+    EXPECT_EQ(reqs[1].timeout, absl::Milliseconds(500));
+    clock.Advance(absl::Seconds(1));
+    absl::Status late = c.Get(kConfigMaps, "ns", "a").status();
+    EXPECT_TRUE(absl::IsDeadlineExceeded(late)) << late;
+    EXPECT_EQ(t->requests().size(), 2u) << "sent after the deadline";
+  }
+  EXPECT_FALSE(RequestDeadline::Current().has_value());
+  EXPECT_TRUE(c.Get(kConfigMaps, "ns", "a").ok());
+  EXPECT_EQ(t->requests().back().timeout, absl::Seconds(30));
+  EXPECT_EQ(answers, 3);
 }
 
 TEST(ClientTest, ListAllFollowsContinueTokens) {

@@ -135,7 +135,16 @@ class CpprestTransport final : public Transport {
     try {
       http::http_request r = BuildRequest(req);
       pplx::cancellation_token_source cts;
-      http::http_response resp = unary_->request(r, cts.get_token()).get();
+      // A request bounded tighter than the configured timeout (a caller's RequestDeadline,
+      // such as the leader's renew deadline) gets a client of its own with that timeout:
+      // the shared one's is fixed when it is built.
+      std::unique_ptr<client::http_client> bounded;
+      if (req.timeout > absl::ZeroDuration() && req.timeout < config_.request_timeout) {
+        bounded = std::make_unique<client::http_client>(web::uri(config_.server),
+                                                        ClientConfig(req.timeout));
+      }
+      client::http_client& http = bounded ? *bounded : *unary_;
+      http::http_response resp = http.request(r, cts.get_token()).get();
       HttpResponse out;
       out.status = resp.status_code();
       out.retry_after = RetryAfterHeader(resp);

@@ -143,6 +143,10 @@ void LeaderElector::Run(const std::function<void()>& on_started,
     const absl::Time deadline = clock_->Now() + config_.renew_deadline;
     bool renewed = false;
     while (!Stopping() && clock_->Now() < deadline) {
+      // No request outlives the deadline: a leader cut off from the API server must give
+      // up before its Lease (lease_duration > renew_deadline + retry_period) can expire
+      // and another replica take over, however long a request would otherwise hang.
+      RequestDeadline bound(deadline);
       if (TryAcquireOrRenew()) {
         renewed = true;
         break;

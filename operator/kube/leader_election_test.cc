@@ -174,6 +174,55 @@ TEST(LeaderElectorTest, RunStepsDownWhenRenewalFailsForTheRenewDeadline) {
   EXPECT_FALSE(a.IsLeader());
 }
 
+// Cut off from the API server with requests that hang until their timeout (30 s here,
+// the client's default), the leader still gives up before its Lease could expire for the
+// other replicas: every renewal request is bounded by the renew deadline.
+TEST(LeaderElectorTest, ALeaderCutOffGivesUpBeforeItsLeaseCanExpire) {
+  FakeLeaseApi api;
+  FakeClock clock;
+  std::unique_ptr<Transport> server = api.NewTransport();
+  std::atomic<bool> cut{false};
+  auto* t = new FakeTransport([&](const HttpRequest& r) -> absl::StatusOr<HttpResponse> {
+    if (!cut.load()) return server->Send(r);
+    clock.Advance(r.timeout);  // no answer: the transport waits out its timeout
+    return absl::DeadlineExceededError("no answer within the timeout");
+  });
+  Config config = TestConfig();
+  config.request_timeout = absl::Seconds(30);
+  Client ca(config, std::unique_ptr<Transport>(t), &clock);
+  LeaderElector a(&ca, Election("a"), &clock);
+  std::atomic<int> started{0};
+  std::atomic<int> stopped{0};
+  absl::Time stopped_at;
+  std::thread run([&] {
+    a.Run([&] { started++; },
+          [&] {
+            stopped_at = clock.Now();
+            stopped++;
+          });
+  });
+  while (started.load() == 0) std::this_thread::yield();
+  const size_t campaign_requests = t->requests().size();
+  cut.store(true);
+  for (int i = 0; i < 60 && stopped.load() == 0; ++i) {
+    clock.Advance(absl::Seconds(1));
+    std::this_thread::sleep_for(std::chrono::milliseconds(60));
+  }
+  run.join();
+  ASSERT_EQ(stopped.load(), 1);
+  const LeaseRecord last = LeaseRecordFromJson(api.lease());
+  EXPECT_EQ(last.holder, "a");
+  EXPECT_LT(stopped_at, last.renew_time + absl::Seconds(last.lease_duration_seconds))
+      << "the leader stopped " << (stopped_at - last.renew_time)
+      << " after its last renewal; another replica may take over after "
+      << last.lease_duration_seconds << " s";
+  const std::vector<HttpRequest> requests = t->requests();
+  ASSERT_GT(requests.size(), campaign_requests);
+  for (size_t i = campaign_requests; i < requests.size(); ++i) {
+    EXPECT_LE(requests[i].timeout, absl::Seconds(10)) << "request " << i << " while leading";
+  }
+}
+
 TEST(LeaderElectorTest, StopReleasesTheLease) {
   FakeLeaseApi api;
   FakeClock clock;
