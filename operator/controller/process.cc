@@ -1,6 +1,7 @@
 #include "operator/controller/process.h"
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <functional>
 #include <map>
@@ -558,6 +559,18 @@ void OperatorProcess::RequestStop(const std::string& why) {
   cv_.notify_all();
 }
 
+// The Lease is lost while leading: the process ends at once, in the elector's thread.
+// A graceful stop would let the workers finish what they hold, and each of their requests
+// may wait up to the client's timeout: writes after the renew deadline, when another
+// replica may already lead. Exiting drops every request not yet sent (as client-go's
+// leaders do, and controller-runtime's); the Deployment's restart campaigns afresh.
+void OperatorProcess::ExitLeadershipLost() {
+  Log(Level::kError, "leadership lost; exiting at once so that nothing acts without the Lease",
+      {{"lease", options_.leader_election_namespace + "/" + options_.leader_election_id}});
+  std::fflush(nullptr);
+  std::_Exit(1);
+}
+
 void OperatorProcess::StartElection() {
   kube::LeaderElectionConfig lc;
   lc.ns = options_.leader_election_namespace;
@@ -577,14 +590,10 @@ void OperatorProcess::StartElection() {
         },
         [&] {
           metrics_->leader.Set(0);
-          std::lock_guard<std::mutex> l(mu_);
-          if (!stopping_.load()) lost_ = true;
-          cv_.notify_all();
+          if (!stopping_.load()) ExitLeadershipLost();
         });
     elector_running_ = false;
-    std::lock_guard<std::mutex> l(mu_);
-    if (!stopping_.load()) lost_ = true;  // Run returned without Stop(): the Lease is lost
-    cv_.notify_all();
+    if (!stopping_.load()) ExitLeadershipLost();  // Run returned without Stop()
   });
 }
 
@@ -601,12 +610,12 @@ int OperatorProcess::Run() {
   {
     std::unique_lock<std::mutex> l(mu_);
     absl::Time last_sync_log = absl::InfinitePast();
-    while (!stop_requested_ && !lost_) {
+    while (!stop_requested_) {
       cv_.wait_for(l, std::chrono::seconds(1));
       l.unlock();
       RefreshInformerMetrics();
       l.lock();
-      if (stop_requested_ || lost_ || !leading_) continue;
+      if (stop_requested_ || !leading_) continue;
       if (workers_running_.load()) {
         if (!endpoint_published_) PublishEndpoint();
         continue;
@@ -631,10 +640,6 @@ int OperatorProcess::Run() {
       Log(Level::kInfo, "workers started",
           {{"workers", absl::StrCat(options_.workers)},
            {"profiles", absl::StrCat(profiles_->store().Size())}});
-    }
-    if (lost_ && !stop_requested_) {
-      Log(Level::kError, "leadership lost; exiting so a restart campaigns afresh");
-      exit_code = 1;
     }
   }
 

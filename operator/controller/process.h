@@ -86,6 +86,7 @@ class OperatorProcess {
                   Clock* clock);
   absl::Status Build();
   void StartElection();
+  [[noreturn]] void ExitLeadershipLost();
   std::string InformersNotSynced() const;
   void RefreshInformerMetrics();
   absl::StatusOr<kube::Result> ReconcileAndMeasure(const std::string& key);
@@ -131,7 +132,6 @@ class OperatorProcess {
   std::condition_variable cv_;
   bool stop_requested_ = false;  // guarded by mu_
   bool leading_ = false;         // guarded by mu_
-  bool lost_ = false;            // guarded by mu_
   std::atomic<bool> stopping_{false}, workers_running_{false}, elector_running_{false};
 };
 

@@ -151,7 +151,9 @@ void LeaderElector::Run(const std::function<void()>& on_started,
         renewed = true;
         break;
       }
-      if (!Sleep(config_.retry_period)) break;
+      // Never past the deadline: a full retry period after a late failure would keep a
+      // leader that cannot renew up to 2 s longer.
+      if (!Sleep(std::min(config_.retry_period, deadline - clock_->Now()))) break;
     }
     if (Stopping()) break;
     if (!renewed) {

@@ -14,6 +14,8 @@
 //     rollout carries on;
 //   - the kubelet restarted under running canary pods: the pods keep running, the
 //     rollout carries on;
+//   - the leader cut off from the API server (its packets dropped) while the standby
+//     still reaches it: the leader's process exits before the standby takes the Lease;
 //   - a canary pod's agent SIGKILLed between a durable journal entry and the change it
 //     announces, and (killed from the host, then again by BOOSTER_TEST_CRASH_AT) halfway
 //     through the revert its restart begins with: the next agent finishes the revert before
@@ -37,6 +39,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "operator/rollout/pod_template.h"
@@ -99,6 +102,41 @@ class ChaosE2eTest : public OperatorE2eTest {
     }
     return out;
   }
+};
+
+// One replica cut off from the API server while the others still reach it: packets from
+// processes of group `gid` to the API server's port on 127.0.0.1 are dropped (iptables,
+// `-m owner --gid-owner`), so requests hang as in a real partition, not refused. Removed
+// on Heal() or destruction; a rule a crashed run left behind is removed first.
+class ApiServerPartition {
+ public:
+  ApiServerPartition(int port, gid_t gid)
+      : rule_{"OUTPUT", "-p", "tcp", "-d", "127.0.0.1", "--dport", absl::StrCat(port), "-m",
+              "owner", "--gid-owner", absl::StrCat(gid), "-m", "comment", "--comment",
+              "booster-e2e-chaos", "-j", "DROP"} {
+    while (Iptables("-D").ok()) {
+    }
+    status_ = Iptables("-I");
+    on_ = status_.ok();
+  }
+  ~ApiServerPartition() { Heal(); }
+  const absl::Status& status() const { return status_; }
+  void Heal() {
+    if (on_) {
+      EXPECT_TRUE(Iptables("-D").ok());
+    }
+    on_ = false;
+  }
+
+ private:
+  absl::Status Iptables(const std::string& op) {
+    std::vector<std::string> argv = {"iptables", "-w", op};
+    argv.insert(argv.end(), rule_.begin(), rule_.end());
+    return RunCommand(argv).status();
+  }
+  std::vector<std::string> rule_;
+  absl::Status status_;
+  bool on_ = false;
 };
 
 // The journal's affinity entries: thread id -> the CPUs it had before the change.
@@ -471,8 +509,7 @@ TEST_F(ChaosE2eTest, OperatorDyingRightAfterAStatusWriteResumesFromThatStatus) {
   EXPECT_EQ(after->replicas, kReplicas);
   EXPECT_EQ(after->tmpl["metadata"]["labels"].value("booster.dev/arm", ""), "promoted");
   ExpectNeverAboveN(sampler);
-  EXPECT_THAT(op_->Logs(), HasSubstr("BOOSTER_TEST_CRASH_AFTER_STATUS: exiting after the "
-                                     "Promoting status write"));
+  EXPECT_THAT(op_->Logs(), HasSubstr("BOOSTER_TEST_CRASH_AFTER_STATUS: killed at Promoting"));
 }
 
 // etcd compacted (and defragmented) under the operator's open watches, then the API server
@@ -515,6 +552,77 @@ TEST_F(ChaosE2eTest, ApiServerDownForThirtySecondsAfterACompactionMidRollout) {
   }
   std::printf("informer relists after the outage: %g\n", relists);
   EXPECT_GE(relists, 1) << *metrics;
+}
+
+// The leader is cut off from the API server while the standby still reaches it. The
+// leader must stop — the whole process, so nothing it holds can still be written — before
+// the standby takes the Lease over (renew deadline 10 s + retry 2 s < lease 15 s); the
+// standby then carries the rollout on. Before requests were bounded by the renew deadline,
+// a cut-off leader's renewal could hang for the client's 30 s timeout.
+TEST_F(ChaosE2eTest, ALeaderCutOffFromTheApiServerStopsBeforeTheStandbyLeads) {
+  constexpr gid_t kCutOff = 64011;  // a group no process of this machine uses
+  absl::StatusOr<std::string> server =
+      Kubectl({"config", "view", "--minify", "-o", "jsonpath={.clusters[0].cluster.server}"});
+  ASSERT_TRUE(server.ok()) << server.status();
+  int port = 0;
+  ASSERT_TRUE(absl::SimpleAtoi(server->substr(server->rfind(':') + 1), &port)) << *server;
+  RolloutSampler sampler(ns());
+  DeployWeb();
+  const std::string leader = ns() + "-leader";
+  const std::string standby_id = ns() + "-standby";
+  op_ = std::make_unique<OperatorProcess>(ns(), std::vector<std::string>{"--identity=" + leader});
+  op_->set_group(kCutOff);
+  StartOperator();
+  auto lease = [&]() -> Json {
+    return GetJson({"-n", ns(), "get", "lease", "booster-operator"}).value_or(Json::object());
+  };
+  auto holder = [&]() { return lease().value("/spec/holderIdentity"_json_pointer, std::string()); };
+  ASSERT_TRUE(WaitFor(
+                  [&]() -> absl::StatusOr<bool> {
+                    if (holder() == leader) return true;
+                    return absl::UnavailableError("holder " + holder());
+                  },
+                  absl::Seconds(60))
+                  .ok());
+  OperatorProcess standby(ns(), {"--identity=" + standby_id});
+  ASSERT_TRUE(standby.Start().ok()) << standby.Logs();
+  ASSERT_TRUE(Apply(Profile(ns(), "[34, 67, 100]", "15s")).ok());
+  absl::Status s = WaitCanaryReadyAt(34, absl::Minutes(4));
+  ASSERT_TRUE(s.ok()) << s << "\nseen: " << sampler.History();
+
+  ApiServerPartition cut(port, kCutOff);
+  ASSERT_TRUE(cut.status().ok()) << cut.status();
+  const absl::Time cut_at = absl::Now();
+  absl::StatusOr<int> exited = op_->WaitExit(absl::Seconds(60));
+  const absl::Time stopped = absl::Now();  // at most 50 ms after the exit
+  ASSERT_TRUE(exited.ok()) << exited.status() << "\n" << op_->Logs();
+  EXPECT_EQ(*exited, 1);
+  s = WaitFor(
+      [&]() -> absl::StatusOr<bool> {
+        if (holder() == standby_id) return true;
+        return absl::UnavailableError("holder " + holder());
+      },
+      absl::Seconds(60));
+  ASSERT_TRUE(s.ok()) << s << "\n" << standby.Logs();
+  const Json taken = lease();
+  absl::Time acquired;
+  std::string err;
+  const std::string acquire_time = taken.value("/spec/acquireTime"_json_pointer, std::string());
+  ASSERT_TRUE(absl::ParseTime("%Y-%m-%dT%H:%M:%E*SZ", acquire_time, &acquired, &err))
+      << acquire_time << ": " << err;
+  EXPECT_LT(stopped, acquired) << "the cut-off leader was still running when the standby "
+                                  "took the Lease (acquireTime "
+                               << acquire_time << ")";
+  std::printf("cut off at 0 s; the leader exited at %.1f s; the standby took the Lease at "
+              "%.1f s (transitions %d)\n",
+              absl::ToDoubleSeconds(stopped - cut_at), absl::ToDoubleSeconds(acquired - cut_at),
+              taken.value("/spec/leaseTransitions"_json_pointer, -1));
+  EXPECT_THAT(op_->Logs(), HasSubstr("leadership lost; exiting at once"));
+  cut.Heal();
+  s = WaitPhase("Promoted", absl::Minutes(5));
+  ASSERT_TRUE(s.ok()) << s << "\nseen: " << sampler.History();
+  ASSERT_TRUE(WaitCanaryGone().ok());
+  ExpectNeverAboveN(sampler);
 }
 
 // The kubelet restarted under the running canary pods: they keep running (same pods, no

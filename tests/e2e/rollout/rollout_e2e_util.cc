@@ -179,6 +179,11 @@ absl::Status OperatorProcess::Start(absl::Duration timeout) {
       "--health-probe-bind-address=127.0.0.1:0",
       "--log-format=json"};
   args.insert(args.end(), extra_flags_.begin(), extra_flags_.end());
+  if (gid_ != 0) {
+    // setpriv execs the operator: the same pid, with only this group.
+    args.insert(args.begin(), {"/usr/bin/setpriv", absl::StrCat("--regid=", gid_),
+                               "--clear-groups", "--"});
+  }
 
   // Where this run's lines start in the (appended) log.
   struct stat st {};

@@ -89,6 +89,11 @@ class OperatorProcess {
   // starts with `series`, e.g. "booster_operator_leader".
   absl::StatusOr<double> Metric(absl::string_view series) const;
 
+  // Runs the next Start()'s process with primary group `gid` and no others (setpriv),
+  // still as root: a firewall rule can then match its packets alone (`-m owner
+  // --gid-owner`), as the chaos test that partitions one replica does.
+  void set_group(gid_t gid) { gid_ = gid; }
+
   const std::string& log_path() const { return log_path_; }
   // The whole log (every run of this object), for failure messages.
   std::string Logs() const;
@@ -98,6 +103,7 @@ class OperatorProcess {
   std::vector<std::string> extra_flags_;
   std::string log_path_;
   pid_t pid_ = -1;
+  gid_t gid_ = 0;  // 0: the test's own groups
   int runs_ = 0;
   std::string metrics_address_;
   std::string health_address_;
