@@ -25,6 +25,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -796,6 +797,64 @@ spec:
     ASSERT_TRUE(m.ok()) << m.status();
     EXPECT_EQ(Sample(*m, "booster_agent_feedback_reports_dropped_total"), 0) << pod.name;
     EXPECT_GE(Sample(*m, "booster_agent_feedback_reconnects_total"), 1) << pod.name;
+  }
+
+  // The API server stops for 30 s mid-step (tests/e2e/cluster/restart). The leader cannot
+  // renew its Lease and exits (the kubelet keeps the pods running and restarts it); once
+  // the server is back a replica leads again, every agent's stream reaches it (each
+  // connection authenticated again by a TokenReview) and new windows are acknowledged,
+  // and no agent dropped a window it had buffered meanwhile.
+  {
+    std::map<std::string, double> acked;
+    for (const AppPod& pod : *pods) {
+      absl::StatusOr<std::string> m = HttpGet(absl::StrCat("http://", pod.ip, ":9901/metrics"));
+      ASSERT_TRUE(m.ok()) << m.status();
+      acked[pod.name] = Sample(*m, "booster_agent_feedback_reports_acked_total");
+    }
+    const absl::Time down = absl::Now();
+    absl::StatusOr<std::string> restarted =
+        RunCommand({ClusterDir() + "/restart", "kube-apiserver", "--down", "30"});
+    ASSERT_TRUE(restarted.ok()) << restarted.status();
+    const absl::Time up = absl::Now();
+    absl::Status streaming = WaitFor(
+        [&]() -> absl::StatusOr<bool> {
+          for (const AppPod& pod : *pods) {
+            absl::StatusOr<std::string> m =
+                HttpGet(absl::StrCat("http://", pod.ip, ":9901/metrics"));
+            if (!m.ok()) return absl::UnavailableError(m.status().message());
+            if (Sample(*m, "booster_agent_feedback_connected") != 1 ||
+                Sample(*m, "booster_agent_feedback_reports_acked_total") < acked[pod.name] + 3) {
+              return absl::UnavailableError(pod.name + " not acknowledged again yet");
+            }
+          }
+          return true;
+        },
+        absl::Minutes(3), absl::Seconds(1));
+    ASSERT_TRUE(streaming.ok()) << streaming << AgentLogs(ns);
+    std::cout << "API server down " << absl::FormatDuration(absl::Trunc(up - down, absl::Seconds(1)))
+              << "; every agent acknowledged again "
+              << absl::FormatDuration(absl::Trunc(absl::Now() - up, absl::Seconds(1)))
+              << " after it was back\n";
+    for (const AppPod& pod : *pods) {
+      absl::StatusOr<std::string> m = HttpGet(absl::StrCat("http://", pod.ip, ":9901/metrics"));
+      ASSERT_TRUE(m.ok()) << m.status();
+      EXPECT_EQ(Sample(*m, "booster_agent_feedback_reports_dropped_total"), 0) << pod.name;
+    }
+    next = WaitLeader("", absl::Seconds(60));
+    ASSERT_TRUE(next.ok()) << next.status();
+    next_ip = PodIp(system_ns_.name(), *next);
+    ASSERT_TRUE(next_ip.ok()) << next_ip.status();
+    absl::StatusOr<std::string> restarts = Kubectl(
+        {"-n", system_ns_.name(), "get", "pods", "-l", "app.kubernetes.io/component=operator",
+         "-o", "jsonpath={.items[*].status.containerStatuses[*].restartCount}"});
+    ASSERT_TRUE(restarts.ok()) << restarts.status();
+    int restarted_operators = 0;
+    for (absl::string_view n : absl::StrSplit(*restarts, ' ', absl::SkipEmpty())) {
+      int count = 0;
+      if (absl::SimpleAtoi(n, &count)) restarted_operators += count;
+    }
+    std::cout << "operator container restarts after the outage: " << *restarts << "\n";
+    EXPECT_GE(restarted_operators, 1) << "the leader did not give up its Lease";
   }
 
   // The new leader finishes the rollout.
