@@ -137,7 +137,9 @@ class CpprestTransport final : public Transport {
       pplx::cancellation_token_source cts;
       // A request bounded tighter than the configured timeout (a caller's RequestDeadline,
       // such as the leader's renew deadline) gets a client of its own with that timeout:
-      // the shared one's is fixed when it is built.
+      // the shared one's is fixed when it is built. That is a new connection (and TLS
+      // handshake) per such request, which only the leader's renewals make (one every 2 s),
+      // and a renewal then never waits on a pooled connection the network dropped.
       std::unique_ptr<client::http_client> bounded;
       if (req.timeout > absl::ZeroDuration() && req.timeout < config_.request_timeout) {
         bounded = std::make_unique<client::http_client>(web::uri(config_.server),

@@ -151,25 +151,12 @@ std::map<int, std::string> JournaledOriginals(const std::string& journal) {
   return out;
 }
 
-// Each thread of host process `pid`: its id in the pod's PID namespace (what the agent
-// sees and journals; NSpid's last field) -> Cpus_allowed_list.
+// Each thread of host process `pid` by its id in the pod (what the agent journals) ->
+// Cpus_allowed_list.
 std::map<int, std::string> ThreadCpus(pid_t pid) {
   std::map<int, std::string> out;
-  absl::StatusOr<std::string> tasks = RunCommand({"ls", absl::StrCat("/proc/", pid, "/task")});
-  if (!tasks.ok()) return out;
-  for (absl::string_view t : absl::StrSplit(*tasks, '\n', absl::SkipEmpty())) {
-    absl::StatusOr<std::string> status = ReadFile(absl::StrCat("/proc/", pid, "/task/", t, "/status"));
-    if (!status.ok()) continue;
-    int tid = 0;
-    std::string cpus;
-    for (absl::string_view l : absl::StrSplit(*status, '\n')) {
-      if (absl::ConsumePrefix(&l, "Cpus_allowed_list:")) cpus = Trim(l);
-      if (absl::ConsumePrefix(&l, "NSpid:")) {
-        std::vector<std::string> ids = absl::StrSplit(Trim(l), '\t', absl::SkipEmpty());
-        if (ids.empty() || !absl::SimpleAtoi(Trim(ids.back()), &tid)) tid = 0;
-      }
-    }
-    if (tid > 0) out[tid] = cpus;
+  for (const ThreadView& t : Threads(pid)) {
+    if (t.pod_tid > 0) out[t.pod_tid] = t.cpus;
   }
   return out;
 }
@@ -265,6 +252,22 @@ spec:
           return true;
         },
         absl::Seconds(120));
+  }
+
+  // Waits for the agent's run after `restarts` restarts to apply the pod's tuning, checks
+  // that the run before was SIGKILLed at `point`, and gives this run's recovery (its
+  // Applied `recover`, which must be ok) in `recover`.
+  void KilledAtThenRecovered(const std::string& point, int restarts, Json* recover) {
+    absl::Status s = WaitAgentRunApplied(restarts);
+    ASSERT_TRUE(s.ok()) << s << "\n" << AgentLogs() << Diagnose(ns());
+    EXPECT_THAT(AgentLogs(/*previous=*/true), HasSubstr("BOOSTER_TEST_CRASH_AT: killed at " + point));
+    Restarts r = ContainerRestarts();
+    EXPECT_EQ(r.agent, restarts) << "the agent keeps dying";
+    EXPECT_EQ(r.agent_last_exit, 137) << "not a SIGKILL";
+    std::optional<Json> applied = AgentApplied("recover");
+    ASSERT_TRUE(applied.has_value()) << "no recovery of the journal\n" << AgentLogs();
+    EXPECT_TRUE(applied->value("ok", false)) << applied->dump();
+    *recover = *applied;
   }
 
   // The journal the running agent keeps on the pod's volume, read through its root.
@@ -366,19 +369,12 @@ TEST_F(AgentChaosE2eTest, KilledBetweenItsJournalAndTheChange) {
   RolloutSampler sampler(ns());
   StartRollout("journal-append");
   if (HasFatalFailure()) return;
-  absl::Status s = WaitAgentRunApplied(1);
-  ASSERT_TRUE(s.ok()) << s << "\n" << AgentLogs() << Diagnose(ns());
-  EXPECT_THAT(AgentLogs(/*previous=*/true), HasSubstr("BOOSTER_TEST_CRASH_AT: killed at journal-append"));
-  Restarts r = ContainerRestarts();
-  EXPECT_EQ(r.agent, 1) << "the agent keeps dying";
-  EXPECT_EQ(r.agent_last_exit, 137) << "not a SIGKILL";
-  std::optional<Json> recover = AgentApplied("recover");
-  ASSERT_TRUE(recover.has_value()) << "the restarted agent did not recover its journal\n"
-                                   << AgentLogs();
-  EXPECT_TRUE(recover->value("ok", false)) << recover->dump();
-  EXPECT_FALSE((*recover)["applied"].empty()) << recover->dump();
-  std::printf("recovered: %s\n", recover->dump().c_str());
-  ExpectPlacedOnceFromTheOriginalCpus(RestoredThreads(*recover));
+  Json recover;
+  KilledAtThenRecovered("journal-append", 1, &recover);
+  if (HasFatalFailure()) return;
+  EXPECT_FALSE(recover["applied"].empty()) << recover.dump();
+  std::printf("recovered: %s\n", recover.dump().c_str());
+  ExpectPlacedOnceFromTheOriginalCpus(RestoredThreads(recover));
   AbortAndExpectRestored(sampler);
 }
 
@@ -397,17 +393,11 @@ TEST_F(AgentChaosE2eTest, KilledHalfwayThroughTheRevertAfterARestart) {
   absl::StatusOr<pid_t> agent = ContainerPid(ns(), pod_, rollout::kAgentContainer);
   ASSERT_TRUE(agent.ok()) << agent.status();
   ASSERT_EQ(kill(*agent, SIGKILL), 0);
-  s = WaitAgentRunApplied(2);
-  ASSERT_TRUE(s.ok()) << s << "\n" << AgentLogs() << Diagnose(ns());
-  EXPECT_THAT(AgentLogs(/*previous=*/true), HasSubstr("BOOSTER_TEST_CRASH_AT: killed at revert"));
-  Restarts r = ContainerRestarts();
-  EXPECT_EQ(r.agent, 2);
-  EXPECT_EQ(r.agent_last_exit, 137);
-  std::optional<Json> recover = AgentApplied("recover");
-  ASSERT_TRUE(recover.has_value()) << AgentLogs();
-  EXPECT_TRUE(recover->value("ok", false)) << recover->dump();
+  Json recover;
+  KilledAtThenRecovered("revert", 2, &recover);
+  if (HasFatalFailure()) return;
   // Every thread journaled before the kills was restored (or is gone) by the third agent.
-  const std::string restored = (*recover)["applied"].dump();
+  const std::string restored = recover["applied"].dump();
   for (const auto& [tid, cpus] : before) {
     EXPECT_TRUE(absl::StrContains(restored, absl::StrCat("thread ", tid, " restored to ", cpus)) ||
                 absl::StrContains(restored, absl::StrCat("thread ", tid, ": gone")))
@@ -577,13 +567,15 @@ TEST_F(ChaosE2eTest, ALeaderCutOffFromTheApiServerStopsBeforeTheStandbyLeads) {
     return GetJson({"-n", ns(), "get", "lease", "booster-operator"}).value_or(Json::object());
   };
   auto holder = [&]() { return lease().value("/spec/holderIdentity"_json_pointer, std::string()); };
-  ASSERT_TRUE(WaitFor(
-                  [&]() -> absl::StatusOr<bool> {
-                    if (holder() == leader) return true;
-                    return absl::UnavailableError("holder " + holder());
-                  },
-                  absl::Seconds(60))
-                  .ok());
+  auto wait_holder = [&](const std::string& id) {
+    return WaitFor(
+        [&]() -> absl::StatusOr<bool> {
+          if (holder() == id) return true;
+          return absl::UnavailableError("holder " + holder());
+        },
+        absl::Seconds(60));
+  };
+  ASSERT_TRUE(wait_holder(leader).ok());
   OperatorProcess standby(ns(), {"--identity=" + standby_id});
   ASSERT_TRUE(standby.Start().ok()) << standby.Logs();
   ASSERT_TRUE(Apply(Profile(ns(), "[34, 67, 100]", "15s")).ok());
@@ -597,12 +589,7 @@ TEST_F(ChaosE2eTest, ALeaderCutOffFromTheApiServerStopsBeforeTheStandbyLeads) {
   const absl::Time stopped = absl::Now();  // at most 50 ms after the exit
   ASSERT_TRUE(exited.ok()) << exited.status() << "\n" << op_->Logs();
   EXPECT_EQ(*exited, 1);
-  s = WaitFor(
-      [&]() -> absl::StatusOr<bool> {
-        if (holder() == standby_id) return true;
-        return absl::UnavailableError("holder " + holder());
-      },
-      absl::Seconds(60));
+  s = wait_holder(standby_id);
   ASSERT_TRUE(s.ok()) << s << "\n" << standby.Logs();
   const Json taken = lease();
   absl::Time acquired;

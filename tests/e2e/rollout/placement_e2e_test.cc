@@ -35,47 +35,6 @@ constexpr char kStaticImage[] = "booster.local/httpserver:e2e";
 
 std::string Trim(absl::string_view s) { return std::string(absl::StripAsciiWhitespace(s)); }
 
-struct ThreadView {
-  int tid = 0;
-  std::string cpus;    // Cpus_allowed_list
-  std::string policy;  // the memory policy numa_maps shows ("default", "prefer:0", "bind:0")
-};
-
-std::vector<ThreadView> Threads(pid_t pid) {
-  std::vector<ThreadView> out;
-  absl::StatusOr<std::string> tasks = RunCommand({"ls", absl::StrCat("/proc/", pid, "/task")});
-  if (!tasks.ok()) return out;
-  for (absl::string_view t : absl::StrSplit(*tasks, '\n', absl::SkipEmpty())) {
-    ThreadView v;
-    if (!absl::SimpleAtoi(t, &v.tid)) continue;
-    const std::string dir = absl::StrCat("/proc/", pid, "/task/", v.tid);
-    absl::StatusOr<std::string> status = ReadFile(dir + "/status");
-    if (!status.ok()) continue;
-    for (absl::string_view line : absl::StrSplit(*status, '\n')) {
-      if (absl::ConsumePrefix(&line, "Cpus_allowed_list:")) v.cpus = Trim(line);
-    }
-    absl::StatusOr<std::string> maps = ReadFile(dir + "/numa_maps");
-    if (maps.ok()) {
-      std::vector<std::string> words = absl::StrSplit(maps->substr(0, maps->find('\n')), ' ');
-      if (words.size() > 1) v.policy = words[1];
-      // MPOL_PREFERRED_MANY reads "prefer (many):0".
-      if (words.size() > 2 && absl::StartsWith(words[2], "(")) {
-        v.policy = absl::StrCat(words[1], " ", words[2]);
-      }
-    }
-    out.push_back(v);
-  }
-  return out;
-}
-
-std::string Describe(const std::vector<ThreadView>& threads) {
-  std::vector<std::string> parts;
-  for (const ThreadView& t : threads) {
-    parts.push_back(absl::StrCat(t.tid, ":", t.cpus, "/", t.policy));
-  }
-  return absl::StrJoin(parts, " ");
-}
-
 class PlacementE2eTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {

@@ -132,6 +132,45 @@ absl::StatusOr<pid_t> ContainerPid(const std::string& ns, const std::string& pod
   return absl::UnavailableError(absl::StrCat("no process in the cgroup of ", container));
 }
 
+std::vector<ThreadView> Threads(pid_t pid) {
+  std::vector<ThreadView> out;
+  absl::StatusOr<std::string> tasks = RunCommand({"ls", absl::StrCat("/proc/", pid, "/task")});
+  if (!tasks.ok()) return out;
+  for (absl::string_view t : absl::StrSplit(*tasks, '\n', absl::SkipEmpty())) {
+    ThreadView v;
+    if (!absl::SimpleAtoi(t, &v.tid)) continue;
+    const std::string dir = absl::StrCat("/proc/", pid, "/task/", v.tid);
+    absl::StatusOr<std::string> status = ReadFile(dir + "/status");
+    if (!status.ok()) continue;
+    for (absl::string_view line : absl::StrSplit(*status, '\n')) {
+      if (absl::ConsumePrefix(&line, "Cpus_allowed_list:")) v.cpus = Trim(line);
+      if (absl::ConsumePrefix(&line, "NSpid:")) {
+        std::vector<std::string> ids = absl::StrSplit(Trim(line), '\t', absl::SkipEmpty());
+        if (ids.empty() || !absl::SimpleAtoi(Trim(ids.back()), &v.pod_tid)) v.pod_tid = 0;
+      }
+    }
+    absl::StatusOr<std::string> maps = ReadFile(dir + "/numa_maps");
+    if (maps.ok()) {
+      std::vector<std::string> words = absl::StrSplit(maps->substr(0, maps->find('\n')), ' ');
+      if (words.size() > 1) v.policy = words[1];
+      // MPOL_PREFERRED_MANY reads "prefer (many):0".
+      if (words.size() > 2 && absl::StartsWith(words[2], "(")) {
+        v.policy = absl::StrCat(words[1], " ", words[2]);
+      }
+    }
+    out.push_back(v);
+  }
+  return out;
+}
+
+std::string Describe(const std::vector<ThreadView>& threads) {
+  std::vector<std::string> parts;
+  for (const ThreadView& t : threads) {
+    parts.push_back(absl::StrCat(t.tid, ":", t.cpus, "/", t.policy));
+  }
+  return absl::StrJoin(parts, " ");
+}
+
 std::string Diagnose(const std::string& ns) {
   std::string out;
   for (const std::vector<std::string>& args :

@@ -58,6 +58,20 @@ absl::Status DeleteDeploymentAndWaitPodsGone(const std::string& ns, const std::s
 absl::StatusOr<pid_t> ContainerPid(const std::string& ns, const std::string& pod,
                                    const std::string& container);
 
+// One thread of a process, read through the host's /proc/<pid>/task/<tid>.
+struct ThreadView {
+  int tid = 0;         // the host's id
+  int pod_tid = 0;     // its id in the pod's PID namespace (NSpid's last field): what the
+                       // agent sees and journals
+  std::string cpus;    // Cpus_allowed_list
+  std::string policy;  // the memory policy numa_maps shows ("default", "prefer:0", "bind:0")
+};
+
+// The threads of host process `pid` (none once it exited).
+std::vector<ThreadView> Threads(pid_t pid);
+// "tid:cpus/policy ...", for failure messages.
+std::string Describe(const std::vector<ThreadView>& threads);
+
 // Pods, Deployments, ReplicaSets, profiles and Events of `ns`, for a failure message.
 std::string Diagnose(const std::string& ns);
 
