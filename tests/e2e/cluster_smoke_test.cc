@@ -1,8 +1,14 @@
 // Smoke tests of the end-to-end cluster itself (tests/e2e/cluster): what every other e2e
 // test relies on. A locally built Go HTTP workload runs on the real node and answers on its
 // pod IP, its CPU limit reaches its cgroup, a pod gets its own network-namespaced sysctls,
-// and a kwok node holds 500 running pods.
+// a kwok node holds 500 running pods, and metrics-server's metrics.k8s.io drives a real
+// HorizontalPodAutoscaler up under CPU load and back down without it.
+#include <algorithm>
+#include <atomic>
+#include <iostream>
 #include <string>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/numbers.h"
@@ -10,6 +16,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/e2e/e2e_util.h"
@@ -316,6 +323,224 @@ spec:
                   absl::Minutes(2), absl::Seconds(1))
                   .ok());
   EXPECT_TRUE(RunCommand({ClusterDir() + "/kwok-node", "--delete", node}).ok());
+}
+
+// Asks `url` (a /work?ms=N of the HTTP workload) again and again on one thread, from
+// construction until Stop(): the container spins without a pause, so it uses as much CPU
+// as its limit lets it. Bounded in time whatever happens to the test.
+class CpuLoad {
+ public:
+  explicit CpuLoad(std::string url) : url_(std::move(url)), thread_([this] { Run(); }) {}
+  ~CpuLoad() { Stop(); }
+  CpuLoad(const CpuLoad&) = delete;
+  CpuLoad& operator=(const CpuLoad&) = delete;
+
+  void Stop() {
+    stop_ = true;
+    if (thread_.joinable()) thread_.join();
+  }
+  int answered() const { return answered_; }
+
+ private:
+  void Run() {
+    const absl::Time end = absl::Now() + absl::Minutes(10);
+    while (!stop_ && absl::Now() < end) {
+      if (HttpGet(url_).ok()) {
+        ++answered_;
+      } else {
+        absl::SleepFor(absl::Milliseconds(200));  // not a hot loop of failing curls
+      }
+    }
+  }
+
+  const std::string url_;
+  std::atomic<bool> stop_{false};
+  std::atomic<int> answered_{0};
+  std::thread thread_;  // last: it runs as soon as it is constructed
+};
+
+// What the HPA controller last wrote into the HorizontalPodAutoscaler's status.
+struct HpaStatus {
+  int current_replicas = -1, desired_replicas = -1;
+  int utilization = -1;  // -1 until it has read the pods' CPU from metrics.k8s.io
+};
+
+absl::StatusOr<HpaStatus> GetHpaStatus(const std::string& ns, const std::string& name) {
+  absl::StatusOr<std::string> r =
+      Kubectl({"-n", ns, "get", "hpa", name, "-o",
+               "jsonpath={.status.currentReplicas} {.status.desiredReplicas} "
+               "{.status.currentMetrics[0].resource.current.averageUtilization}"});
+  if (!r.ok()) return r.status();
+  std::vector<std::string> f = absl::StrSplit(Trim(*r), ' ', absl::SkipEmpty());
+  HpaStatus s;
+  if (f.size() >= 2 && (!absl::SimpleAtoi(f[0], &s.current_replicas) ||
+                        !absl::SimpleAtoi(f[1], &s.desired_replicas))) {
+    return absl::InternalError(absl::StrCat("unexpected HPA status: ", *r));
+  }
+  if (f.size() == 3 && !absl::SimpleAtoi(f[2], &s.utilization)) {
+    return absl::InternalError(absl::StrCat("unexpected HPA status: ", *r));
+  }
+  return s;
+}
+
+// What a WaitForScale saw on the way: the Deployment's replica counts in order (each
+// change once) and the highest average utilization the HPA reported.
+struct ScalePath {
+  std::vector<int> replicas;
+  int peak_utilization = -1;
+  HpaStatus last;
+};
+
+// Waits until the HPA has set the Deployment `web` to `replicas`; kUnavailable says why not.
+absl::Status WaitForScale(const std::string& ns, int replicas, absl::Duration timeout,
+                          ScalePath* path) {
+  return WaitFor(
+      [&]() -> absl::StatusOr<bool> {
+        absl::StatusOr<HpaStatus> hpa = GetHpaStatus(ns, "web");
+        if (hpa.ok()) {
+          path->last = *hpa;
+          path->peak_utilization = std::max(path->peak_utilization, hpa->utilization);
+        }
+        absl::StatusOr<std::string> spec =
+            Kubectl({"-n", ns, "get", "deployment", "web", "-o", "jsonpath={.spec.replicas}"});
+        int n = -1;
+        if (!spec.ok() || !absl::SimpleAtoi(Trim(*spec), &n)) {
+          return absl::UnavailableError(spec.ok() ? *spec : spec.status().message());
+        }
+        if (path->replicas.empty() || path->replicas.back() != n) path->replicas.push_back(n);
+        if (n != replicas) {
+          return absl::UnavailableError(absl::StrCat(
+              "deployment replicas ", n, ", HPA: current ", path->last.current_replicas,
+              " desired ", path->last.desired_replicas, " utilization ",
+              path->last.utilization, "%"));
+        }
+        return true;
+      },
+      timeout, absl::Seconds(1));
+}
+
+TEST(ClusterSmokeTest, HorizontalPodAutoscalerScalesUpOnCpuLoadAndDownWithout) {
+  TestNamespace ns("smoke-hpa");
+  ASSERT_TRUE(ns.status().ok()) << ns.status();
+  // Requests 100m and may use 200m: spinning, a pod runs at 200% of its request.
+  ASSERT_TRUE(Apply(absl::StrCat(R"(
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: )", ns.name(), R"(}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      terminationGracePeriodSeconds: 1
+      containers:
+      - name: web
+        image: )", kImage, R"(
+        imagePullPolicy: Never
+        readinessProbe: {httpGet: {path: /healthz, port: 8080}, periodSeconds: 1}
+        resources:
+          requests: {cpu: 100m, memory: 32Mi}
+          limits: {cpu: 200m, memory: 64Mi}
+)")).ok());
+  absl::StatusOr<std::string> r =
+      Kubectl({"-n", ns.name(), "rollout", "status", "deployment/web", "--timeout=180s"});
+  ASSERT_TRUE(r.ok()) << r.status() << Diagnose(ns.name());
+  absl::StatusOr<std::string> fields =
+      Kubectl({"-n", ns.name(), "get", "pods", "-l", "app=web", "-o",
+               "jsonpath={.items[0].metadata.name} {.items[0].status.podIP}"});
+  ASSERT_TRUE(fields.ok()) << fields.status();
+  std::vector<std::string> f = absl::StrSplit(Trim(*fields), ' ');
+  ASSERT_EQ(f.size(), 2u) << *fields;
+  const std::string pod = f[0], pod_ip = f[1];
+  const absl::Time ready = absl::Now();
+
+  // metrics.k8s.io reports the pod one or two scrapes (10 s apart) after its container
+  // started: a CPU rate needs two samples, the container's start counting as the first.
+  std::string pod_metrics;
+  absl::Status reported = WaitFor(
+      [&]() -> absl::StatusOr<bool> {
+        absl::StatusOr<std::string> m = Kubectl(
+            {"get", "--raw",
+             absl::StrCat("/apis/metrics.k8s.io/v1beta1/namespaces/", ns.name(), "/pods/", pod)});
+        if (!m.ok()) return absl::UnavailableError(m.status().message());
+        pod_metrics = *m;
+        return true;
+      },
+      absl::Minutes(2), absl::Seconds(1));
+  ASSERT_TRUE(reported.ok()) << reported << Diagnose(ns.name());
+  EXPECT_THAT(pod_metrics, HasSubstr(R"("kind":"PodMetrics")"));
+  EXPECT_THAT(pod_metrics, HasSubstr(R"("name":"web","usage":{"cpu":")"));
+  absl::StatusOr<std::string> top = Kubectl({"-n", ns.name(), "top", "pod", "--no-headers"});
+  ASSERT_TRUE(top.ok()) << top.status();
+  EXPECT_THAT(*top, HasSubstr(pod));
+  const absl::Time metrics_seen = absl::Now();
+
+  // Utilization target 50%; no stabilization window and a short policy period either way,
+  // so each decision of the controller (every 5 s, kube-controller-manager's
+  // --horizontal-pod-autoscaler-sync-period) takes effect at once.
+  ASSERT_TRUE(Apply(absl::StrCat(R"(
+apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata: {name: web, namespace: )", ns.name(), R"(}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
+  minReplicas: 1
+  maxReplicas: 3
+  metrics:
+  - type: Resource
+    resource: {name: cpu, target: {type: Utilization, averageUtilization: 50}}
+  behavior:
+    scaleUp:
+      stabilizationWindowSeconds: 0
+      policies: [{type: Percent, value: 200, periodSeconds: 5}]
+    scaleDown:
+      stabilizationWindowSeconds: 0
+      policies: [{type: Percent, value: 100, periodSeconds: 5}]
+)")).ok());
+
+  // Idle, the controller reads a utilization under the target and keeps one replica: the
+  // scale-up below is the load's doing.
+  HpaStatus hpa;
+  absl::Status idle = WaitFor(
+      [&]() -> absl::StatusOr<bool> {
+        absl::StatusOr<HpaStatus> s = GetHpaStatus(ns.name(), "web");
+        if (!s.ok()) return absl::UnavailableError(s.status().message());
+        hpa = *s;
+        if (hpa.utilization < 0) return absl::UnavailableError("no CPU utilization yet");
+        return true;
+      },
+      absl::Minutes(2), absl::Seconds(1));
+  ASSERT_TRUE(idle.ok()) << idle << Diagnose(ns.name());
+  EXPECT_LT(hpa.utilization, 50);
+  EXPECT_EQ(hpa.desired_replicas, 1);
+  const absl::Time hpa_read = absl::Now();
+
+  CpuLoad load(absl::StrCat("http://", pod_ip, ":8080/work?ms=1000"));
+  ScalePath up_path;
+  absl::Status up = WaitForScale(ns.name(), 3, absl::Minutes(3), &up_path);
+  const absl::Time scaled_up = absl::Now();
+  load.Stop();
+  ASSERT_TRUE(up.ok()) << up << Diagnose(ns.name());
+  EXPECT_GT(load.answered(), 0);
+  EXPECT_GT(up_path.peak_utilization, 50);
+
+  ScalePath down_path;
+  absl::Status down = WaitForScale(ns.name(), 1, absl::Minutes(3), &down_path);
+  const absl::Time scaled_down = absl::Now();
+  ASSERT_TRUE(down.ok()) << down << Diagnose(ns.name());
+  EXPECT_LT(down_path.last.utilization, 50);
+
+  std::cout << "[hpa] pod metrics " << absl::ToInt64Seconds(metrics_seen - ready)
+            << " s after the pod was Ready; HPA's first reading "
+            << absl::ToInt64Seconds(hpa_read - metrics_seen) << " s later ("
+            << hpa.utilization << "%); replicas " << absl::StrJoin(up_path.replicas, " -> ")
+            << " in " << absl::ToInt64Seconds(scaled_up - hpa_read)
+            << " s after the load started (peak " << up_path.peak_utilization
+            << "% of the CPU request); " << absl::StrJoin(down_path.replicas, " -> ") << " in "
+            << absl::ToInt64Seconds(scaled_down - scaled_up) << " s after it stopped ("
+            << down_path.last.utilization << "%); " << load.answered()
+            << " requests spinning 1 s each" << std::endl;
 }
 
 }  // namespace

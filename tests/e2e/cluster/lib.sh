@@ -6,7 +6,7 @@ E2E_DIR=$(dirname "$CLUSTER_DIR")
 source "$CLUSTER_DIR/versions.env"
 
 BOOSTER_CACHE=${BOOSTER_CACHE:-/var/cache/booster}
-KEY="k8s-$K8S_VERSION-etcd-$ETCD_VERSION-kwok-$KWOK_VERSION"
+KEY="k8s-$K8S_VERSION-etcd-$ETCD_VERSION-kwok-$KWOK_VERSION-metrics-server-$METRICS_SERVER_VERSION"
 BIN_DIR=$BOOSTER_CACHE/$KEY/bin
 IMAGE_DIR=$BOOSTER_CACHE/images      # OCI archives imported into containerd by `up`
 export GOMODCACHE=$BOOSTER_CACHE/gomod
@@ -30,6 +30,7 @@ SCHED_PORT=16259
 KUBELET_PORT=16250
 KUBELET_HEALTHZ_PORT=16248
 KWOK_PORT=16280
+METRICS_SERVER_PORT=16444  # on $NODE_IP, the address of its Endpoints (the API server dials it)
 
 POD_CIDR=10.244.0.0/24
 SERVICE_CIDR=10.96.0.0/16
@@ -87,12 +88,22 @@ alive() { kill -0 "$(cat "$RUN_DIR/$1.pid")" 2>/dev/null; }
 start_apiserver() {  # also used by ./restart to bring it back after a chaos test stopped it
   local PKI=$STATE/pki
   log "kube-apiserver on https://127.0.0.1:$APISERVER_PORT"
+  # The requestheader/proxy-client flags turn on the aggregation layer (metrics-server's
+  # metrics.k8s.io): the API server proxies to it with the front-proxy client certificate
+  # and the user in X-Remote-* headers; aggregator routing dials the Endpoints address
+  # itself instead of going through kube-proxy's Service rules.
   start kube-apiserver kube-apiserver \
     --etcd-servers "https://127.0.0.1:$ETCD_CLIENT_PORT" --etcd-cafile "$PKI/ca.crt" \
     --etcd-certfile "$PKI/apiserver-etcd-client.crt" --etcd-keyfile "$PKI/apiserver-etcd-client.key" \
     --bind-address 127.0.0.1 --secure-port "$APISERVER_PORT" --advertise-address "$NODE_IP" \
     --tls-cert-file "$PKI/apiserver.crt" --tls-private-key-file "$PKI/apiserver.key" \
     --client-ca-file "$PKI/ca.crt" \
+    --requestheader-client-ca-file "$PKI/front-proxy-ca.crt" \
+    --requestheader-allowed-names front-proxy-client \
+    --requestheader-username-headers X-Remote-User --requestheader-group-headers X-Remote-Group \
+    --requestheader-extra-headers-prefix X-Remote-Extra- \
+    --proxy-client-cert-file "$PKI/front-proxy-client.crt" \
+    --proxy-client-key-file "$PKI/front-proxy-client.key" --enable-aggregator-routing=true \
     --kubelet-client-certificate "$PKI/apiserver-kubelet-client.crt" \
     --kubelet-client-key "$PKI/apiserver-kubelet-client.key" \
     --kubelet-certificate-authority "$PKI/ca.crt" --kubelet-preferred-address-types InternalIP \
@@ -103,6 +114,12 @@ start_apiserver() {  # also used by ./restart to bring it back after a chaos tes
     --enable-admission-plugins NodeRestriction,ServiceAccount \
     --allow-privileged=true --feature-gates SidecarContainers=true \
     --profiling=false --v 1
+}
+
+# Whether the aggregation layer serves metrics.k8s.io: the API server proxies the discovery
+# request to metrics-server (503 while the APIService is unavailable).
+metrics_api_serves() {
+  kubectl --kubeconfig "$STATE/admin.kubeconfig" get --raw /apis/metrics.k8s.io/v1beta1
 }
 
 start_kubelet() {  # start_kubelet none|static
