@@ -51,6 +51,9 @@ const std::vector<FlagInfo>& Flags() {
        "PEM CA certificate(s) the agents verify the feedback server with; given to them in "
        "BOOSTER_OPERATOR_CA"},
       {"log-format", {"BOOSTER_LOG_FORMAT"}, "json", "json (one object per line) or text"},
+      {"instance", {"BOOSTER_INSTANCE"}, "booster",
+       "this installation's name: a profile is claimed by the first instance that sees it "
+       "(annotation booster.dev/instance) and left alone by every other"},
       {"enabled-namespaces", {"BOOSTER_ENABLED_NAMESPACES"}, "none",
        "comma-separated namespaces whose profiles the operator acts on (opted in by name)"},
       {"namespace-label", {"BOOSTER_NAMESPACE_LABEL"}, "none",
@@ -185,6 +188,13 @@ absl::StatusOr<OperatorOptions> ParseOptions(const std::vector<std::string>& arg
     return absl::InvalidArgumentError(absl::StrCat(
         "--namespace-label must be a label key such as booster.dev/enabled, not \"",
         o.namespace_label, "\""));
+  }
+  o.instance = get("instance", o.instance);
+  if (o.instance.empty() || o.instance.size() > 253 ||
+      o.instance.find_first_of(" \t\n,=") != std::string::npos) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--instance must be a name such as booster-system/booster (no spaces, commas or '='), "
+        "not \"", o.instance, "\""));
   }
   o.log_format = get("log-format", o.log_format);
   if (o.log_format != "json" && o.log_format != "text") {

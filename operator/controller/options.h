@@ -15,6 +15,9 @@ namespace booster::controller {
 
 struct OperatorOptions {
   std::string kubeconfig;  // "" = in-cluster config
+  // This installation's name (the chart: NAMESPACE/RELEASE). A profile is managed by the
+  // instance that claimed it (rollout::kInstanceAnnotation); others leave it alone.
+  std::string instance = "booster";
   std::string ns;          // "" = all namespaces
   std::string metrics_bind_address = "0.0.0.0:8080";
   std::string health_probe_bind_address = "0.0.0.0:8081";

@@ -114,11 +114,17 @@ class OperatorMetrics final : public ReconcileObserver {
                      .Name("booster_operator_verdict_timestamp_seconds")
                      .Help("Time of the last verdict on each BoosterProfile's step "
                            "(status.lastDecision), labelled with the step, verdict and reason")
+                     .Register(*registry)),
+        foreign_(prometheus::BuildGauge()
+                     .Name("booster_operator_profile_foreign")
+                     .Help("1 for each BoosterProfile another operator instance manages "
+                           "(label instance); this one writes nothing to it")
                      .Register(*registry)) {}
 
   void Reconciled(const std::string& ns, const std::string& name,
                   const rollout::RolloutStatus& status, const rollout::Observations&) override {
     std::lock_guard<std::mutex> l(mu_);
+    ForgetForeign(ns + "/" + name);
     for (rollout::Phase p : kPhases) {
       phase_
           .Add({{"namespace", ns}, {"profile", name}, {"phase", std::string(rollout::PhaseName(p))}})
@@ -148,6 +154,7 @@ class OperatorMetrics final : public ReconcileObserver {
 
   void Forgotten(const std::string& ns, const std::string& name) override {
     std::lock_guard<std::mutex> l(mu_);
+    ForgetForeign(ns + "/" + name);
     if (known_.erase(ns + "/" + name) == 0) return;
     for (rollout::Phase p : kPhases) {
       phase_.Remove(&phase_.Add(
@@ -156,6 +163,16 @@ class OperatorMetrics final : public ReconcileObserver {
     weight_.Remove(&weight_.Add({{"namespace", ns}, {"profile", name}}));
     ForgetVerdict(ns + "/" + name);
   }
+  void Foreign(const std::string& ns, const std::string& name,
+               const std::string& instance) override {
+    Forgotten(ns, name);
+    std::lock_guard<std::mutex> l(mu_);
+    prometheus::Labels labels = {{"namespace", ns}, {"profile", name}, {"instance", instance}};
+    prometheus::Gauge& g = foreign_.Add(labels);
+    g.Set(1);
+    foreign_series_[ns + "/" + name] = {labels, &g};
+  }
+
 
   std::shared_ptr<prometheus::Registry> registry;
   prometheus::Family<prometheus::Counter>& reconcile_total;
@@ -172,6 +189,12 @@ class OperatorMetrics final : public ReconcileObserver {
       rollout::Phase::kPending,     rollout::Phase::kEnrolling, rollout::Phase::kProgressing,
       rollout::Phase::kPaused,      rollout::Phase::kPromoting, rollout::Phase::kPromoted,
       rollout::Phase::kRollingBack, rollout::Phase::kRolledBack, rollout::Phase::kFailed};
+  void ForgetForeign(const std::string& key) {
+    auto it = foreign_series_.find(key);
+    if (it == foreign_series_.end()) return;
+    foreign_.Remove(it->second.second);
+    foreign_series_.erase(it);
+  }
   void ForgetVerdict(const std::string& key) {
     auto it = verdicts_.find(key);
     if (it == verdicts_.end()) return;
@@ -183,7 +206,9 @@ class OperatorMetrics final : public ReconcileObserver {
   prometheus::Family<prometheus::Gauge>& phase_;
   prometheus::Family<prometheus::Gauge>& weight_;
   prometheus::Family<prometheus::Gauge>& verdict_;
+  prometheus::Family<prometheus::Gauge>& foreign_;
   std::map<std::string, bool> known_;
+  std::map<std::string, std::pair<prometheus::Labels, prometheus::Gauge*>> foreign_series_;
   // The series of each profile's last decision, by "namespace/name".
   std::map<std::string, std::pair<prometheus::Labels, prometheus::Gauge*>> verdicts_;
 };
@@ -215,6 +240,11 @@ class StepTracker final : public ReconcileObserver {
                status.phase == rollout::Phase::kFailed) {
       windows_->Forget(key);
     }
+  }
+  void Foreign(const std::string& ns, const std::string& name,
+               const std::string& instance) override {
+    metrics_->Foreign(ns, name, instance);
+    windows_->Forget(ns + "/" + name);
   }
   void Forgotten(const std::string& ns, const std::string& name) override {
     metrics_->Forgotten(ns, name);
@@ -359,6 +389,7 @@ absl::Status OperatorProcess::Build() {
   recorder_ = std::make_unique<kube::EventRecorder>(c, "booster-operator", clock_,
                                                     options_.identity);
   ReconcilerOptions ro;
+  ro.mutation.instance = options_.instance;
   ro.mutation.agent_image = options_.agent_image;
   ro.mutation.image_pull_policy = options_.agent_image_pull_policy;
   ro.mutation.agent_crash_at = Getenv("BOOSTER_TEST_AGENT_CRASH_AT");  // chaos tests only

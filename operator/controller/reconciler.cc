@@ -192,18 +192,88 @@ std::vector<rollout::RejectedPod> ProfileReconciler::RejectedPods(const std::str
   return out;
 }
 
-std::string ProfileReconciler::HpaFor(const std::string& ns, const std::string& target) const {
-  if (stores_.hpas == nullptr || target.empty()) return "";
-  std::vector<std::string> names;
+std::pair<std::string, int32_t> ProfileReconciler::HpaFor(const std::string& ns,
+                                                          const std::string& target) const {
+  if (stores_.hpas == nullptr || target.empty()) return {"", 0};
+  std::vector<std::pair<std::string, int32_t>> found;
   for (const ObjectPtr& h : stores_.hpas->ByIndex(kube::kNamespaceIndex, ns)) {
     if (kube::JsonString(*h, "/spec/scaleTargetRef/kind") == "Deployment" &&
         kube::JsonString(*h, "/spec/scaleTargetRef/name") == target) {
-      names.push_back(kube::JsonString(*h, "/metadata/name"));
+      Json::json_pointer mp("/spec/minReplicas");
+      int32_t min = 1;  // the API server's default
+      if (h->contains(mp) && h->at(mp).is_number_integer()) min = h->at(mp).get<int32_t>();
+      found.push_back({kube::JsonString(*h, "/metadata/name"), min});
     }
   }
-  if (names.empty()) return "";
-  std::sort(names.begin(), names.end());  // deterministic when (wrongly) several exist
-  return names.front();
+  if (found.empty()) return {"", 0};
+  std::sort(found.begin(), found.end());  // deterministic when (wrongly) several exist
+  return found.front();
+}
+
+void ProfileReconciler::RecordEvents(const std::string& key, const Json& profile,
+                                     const std::vector<Action>& fresh, absl::Time planned) {
+  if (events_ == nullptr) return;
+  std::vector<PendingEvent> todo;
+  {
+    std::lock_guard<std::mutex> l(events_mu_);
+    auto it = unsent_events_.find(key);
+    if (it != unsent_events_.end()) {
+      todo = std::move(it->second);
+      unsent_events_.erase(it);
+    }
+  }
+  const std::string uid = kube::JsonString(profile, "/metadata/uid");
+  const int64_t nanos = absl::ToUnixNanos(planned);
+  int index = 0;
+  for (const Action& a : fresh) {
+    if (a.type != ActionType::kRecordEvent) continue;
+    // Unique per profile, pass and place in the pass; the same on every retry.
+    const std::string id = rollout::Fnv1aHex(absl::StrCat(uid, "/", nanos, "/", index++));
+    todo.push_back(PendingEvent{a, id, 0});
+  }
+  std::vector<PendingEvent> failed;
+  for (PendingEvent& e : todo) {
+    absl::Status s = events_->Event(profile, e.action.event_type, e.action.reason,
+                                    e.action.message, e.id);
+    if (s.ok()) continue;
+    // Kept for the next pass; after 10 attempts (about that many backoffs) it is dropped.
+    if (++e.attempts < 10) {
+      failed.push_back(std::move(e));
+    }
+    Log(Level::kWarning, "event not recorded",
+        {{"profile", key},
+         {"reason", e.action.reason},
+         {"error", s.ToString()},
+         {"retry", e.attempts < 10 ? "yes" : "no, dropped"}});
+  }
+  if (failed.empty()) return;
+  std::lock_guard<std::mutex> l(events_mu_);
+  std::vector<PendingEvent>& q = unsent_events_[key];
+  q.insert(q.begin(), std::make_move_iterator(failed.begin()),
+           std::make_move_iterator(failed.end()));
+}
+
+void ProfileReconciler::ReportForeign(const std::string& key, const Json& profile,
+                                      const std::string& claimer) {
+  {
+    std::lock_guard<std::mutex> l(events_mu_);
+    std::string& reported = foreign_reported_[key];
+    if (reported == claimer) return;
+    reported = claimer;
+    unsent_events_.erase(key);
+  }
+  const std::string msg = absl::StrCat(
+      "managed by operator instance ", claimer, " (annotation ", rollout::kInstanceAnnotation,
+      "); instance ", options_.mutation.instance,
+      " writes nothing to it. To hand it over, set the annotation to the other instance's name");
+  Log(Level::kInfo, "profile managed by another instance",
+      {{"profile", key}, {"instance", claimer}, {"this_instance", options_.mutation.instance}});
+  if (events_ != nullptr) {
+    absl::Status s = events_->Event(profile, "Normal", "ManagedElsewhere", msg);
+    if (!s.ok()) {
+      Log(Level::kWarning, "event not recorded", {{"profile", key}, {"error", s.ToString()}});
+    }
+  }
 }
 
 absl::StatusOr<kube::Result> ProfileReconciler::Reconcile(const std::string& key) {
@@ -212,6 +282,11 @@ absl::StatusOr<kube::Result> ProfileReconciler::Reconcile(const std::string& key
   ObjectPtr cached = fresh_profiles_.Get(*stores_.profiles, key);
   if (cached == nullptr) {
     fresh_profiles_.Forget(key);
+    {
+      std::lock_guard<std::mutex> l(events_mu_);
+      unsent_events_.erase(key);
+      foreign_reported_.erase(key);
+    }
     if (observer_ != nullptr) observer_->Forgotten(ns, name);
     return kube::Result::Done();
   }
@@ -230,9 +305,11 @@ absl::StatusOr<kube::Result> ProfileReconciler::Reconcile(const std::string& key
   if (canary_name.empty() && !target_name.empty()) canary_name = target_name + kCanarySuffix;
   ObjectPtr target = Deployment(ns, target_name);
   ObjectPtr canary = Deployment(ns, canary_name);
+  const auto [hpa_name, hpa_min] = HpaFor(ns, target_name);
   rollout::Observations obs{rollout::ObserveDeployment(target ? *target : Json(nullptr)),
                             rollout::ObserveDeployment(canary ? *canary : Json(nullptr)),
-                            HpaFor(ns, target_name)};
+                            hpa_name};
+  obs.hpa_min_replicas = hpa_min;
   // A target the profile enrolled before spec.targetRef moved on: it is given back first.
   const std::string& previous = profile->status.target_name;
   if (!previous.empty() && previous != target_name) {
@@ -244,9 +321,18 @@ absl::StatusOr<kube::Result> ProfileReconciler::Reconcile(const std::string& key
   if (options_.reach) obs.reach = options_.reach(key);
   if (options_.namespace_refusal) obs.namespace_refusal = options_.namespace_refusal(ns);
   obs.rejected_pods = RejectedPods(ns, key);
-  rollout::Plan plan =
-      rollout::Reconcile(*profile, obs, *verdicts_, clock_->Now(), options_.mutation);
+  const absl::Time now = clock_->Now();
+  rollout::Plan plan = rollout::Reconcile(*profile, obs, *verdicts_, now, options_.mutation);
   const std::string phase(rollout::PhaseName(plan.status.phase));
+  if (!plan.claimed_by.empty()) {
+    ReportForeign(key, *cached, plan.claimed_by);
+    if (observer_ != nullptr) observer_->Foreign(ns, name, plan.claimed_by);
+    return kube::Result::Done();
+  }
+  {
+    std::lock_guard<std::mutex> l(events_mu_);
+    foreign_reported_.erase(key);
+  }
 
   // 1. Status first.
   Json current = *cached;
@@ -284,17 +370,20 @@ absl::StatusOr<kube::Result> ProfileReconciler::Reconcile(const std::string& key
   }
   if (observer_ != nullptr) observer_->Reconciled(ns, name, plan.status, obs);
 
-  // 2. Then the actions, in order; the first failure ends the pass.
+  // 2. The Events of the status just written (and any an earlier pass could not record):
+  // before the actions, so a failing action loses none.
+  RecordEvents(key, current, plan.actions, now);
+
+  // 3. Then the actions, in order; the first failure ends the pass.
   kube::Result result = kube::Result::Done();
   for (const Action& a : plan.actions) {
     if (a.type == ActionType::kRequeueAfter) {
       result = kube::Result::RequeueAfter(a.delay);
       continue;
     }
-    if (a.type != ActionType::kRecordEvent) {
-      Log(Level::kInfo, "action",
-          {{"profile", key}, {"phase", phase}, {"action", rollout::DescribeAction(a)}});
-    }
+    if (a.type == ActionType::kRecordEvent) continue;  // recorded above
+    Log(Level::kInfo, "action",
+        {{"profile", key}, {"phase", phase}, {"action", rollout::DescribeAction(a)}});
     absl::Status s = Execute(a, ns, &current);
     if (!s.ok()) {
       Log(Level::kWarning, "action failed; retrying",
@@ -304,8 +393,10 @@ absl::StatusOr<kube::Result> ProfileReconciler::Reconcile(const std::string& key
            {"error", s.ToString()}});
       return s;
     }
-    if (a.type == ActionType::kRemoveFinalizer && observer_ != nullptr) {
-      observer_->Forgotten(ns, name);
+    if (a.type == ActionType::kRemoveFinalizer) {
+      if (observer_ != nullptr) observer_->Forgotten(ns, name);
+      std::lock_guard<std::mutex> l(events_mu_);
+      unsent_events_.erase(key);
     }
   }
   return result;
@@ -356,6 +447,18 @@ absl::Status ProfileReconciler::PatchProfileFinalizer(bool add, const std::strin
 
 absl::Status ProfileReconciler::Execute(const Action& a, const std::string& ns, Json* profile) {
   switch (a.type) {
+    case ActionType::kClaimProfile: {
+      const std::string name = kube::JsonString(*profile, "/metadata/name");
+      const std::string before = FreshView::Version(*stores_.profiles, Key(ns, name));
+      absl::StatusOr<Json> out = client_->Patch(
+          kBoosterProfiles, ns, name, kube::PatchType::kJson, a.body,
+          kube::PatchOptions{.field_manager = options_.field_manager});
+      if (!out.ok()) return AsRetryable(out.status());
+      kube::DropManagedFields(&*out);
+      *profile = *out;
+      fresh_profiles_.Wrote(Key(ns, name), before, std::make_shared<const Json>(*out));
+      return absl::OkStatus();
+    }
     case ActionType::kAddFinalizer:
       return PatchProfileFinalizer(true, ns, profile);
     case ActionType::kRemoveFinalizer:

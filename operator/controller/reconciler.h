@@ -2,10 +2,14 @@
 // profile key it reads the profile, its target and canary Deployments and any HPA that
 // scales the target from informer stores, asks the state machine for the next status and
 // actions, writes the status first (PUT /status with the resourceVersion read; a 409 means
-// nothing is acted on and the key is retried), and only then carries out the actions in
-// order with the Kubernetes client. The first failing action ends the reconcile with an
-// error; the next one recomputes the actions from the persisted status, and they are
-// idempotent (docs/rollout.md, "The reconciler contract").
+// nothing is acted on and the key is retried), then records the pass's Events, and only
+// then carries out the actions in order with the Kubernetes client. The first failing
+// action ends the reconcile with an error; the next one recomputes the actions from the
+// persisted status, and they are idempotent (docs/rollout.md, "The reconciler contract").
+// An Event that could not be recorded is kept and retried first on the profile's next
+// pass, under the same name, so a transition's Event is neither lost when an action fails
+// nor recorded twice. A profile another operator instance claimed gets nothing written:
+// it is reported once (log, Event, the observer's Foreign).
 //
 //   ProfileReconciler r(&client, {&profiles, &deployments, &hpas}, &events, &verdicts, &clock);
 //   Controller c(&clock, [&](const std::string& key) { return r.Reconcile(key); });
@@ -73,6 +77,12 @@ class ReconcileObserver {
                           const rollout::Observations& obs) = 0;
   // The profile is gone (deleted, or its finalizer removed).
   virtual void Forgotten(const std::string& ns, const std::string& name) = 0;
+  // The profile is managed by another operator instance, `instance`: this one leaves it.
+  virtual void Foreign(const std::string& ns, const std::string& name,
+                       const std::string& instance) {
+    (void)instance;
+    Forgotten(ns, name);
+  }
 };
 
 // Read-your-writes over an informer store: after the reconciler writes an object, the
@@ -148,7 +158,13 @@ class ProfileReconciler {
   absl::Status Execute(const rollout::Action& action, const std::string& ns, Json* profile);
   absl::Status PatchProfileFinalizer(bool add, const std::string& ns, Json* profile);
   ObjectPtr Deployment(const std::string& ns, const std::string& name);
-  std::string HpaFor(const std::string& ns, const std::string& target) const;
+  // The HPA whose scaleTargetRef is `target`: its name ("" = none) and minReplicas.
+  std::pair<std::string, int32_t> HpaFor(const std::string& ns, const std::string& target) const;
+  // Records the Events of the pass after the ones an earlier pass could not record.
+  void RecordEvents(const std::string& key, const Json& profile,
+                    const std::vector<rollout::Action>& fresh, absl::Time planned);
+  // Logs and announces (once per instance) that `claimer` manages the profile.
+  void ReportForeign(const std::string& key, const Json& profile, const std::string& claimer);
   // Pods of profile `key` the kubelet refused (rollout::ObserveRejectedPod).
   std::vector<rollout::RejectedPod> RejectedPods(const std::string& ns,
                                                  const std::string& key) const;
@@ -162,6 +178,14 @@ class ProfileReconciler {
   ReconcileObserver* const observer_;
   FreshView fresh_profiles_;
   FreshView fresh_deployments_;
+  struct PendingEvent {
+    rollout::Action action;
+    std::string id;  // the Event's name suffix: the same on every attempt
+    int attempts = 0;
+  };
+  std::mutex events_mu_;
+  std::map<std::string, std::vector<PendingEvent>> unsent_events_ ABSL_GUARDED_BY(events_mu_);
+  std::map<std::string, std::string> foreign_reported_ ABSL_GUARDED_BY(events_mu_);
 };
 
 }  // namespace booster::controller

@@ -71,7 +71,8 @@ int64_t EventRecorder::Dropped() const {
 }
 
 absl::Status EventRecorder::Event(const Json& object, absl::string_view type,
-                                  absl::string_view reason, absl::string_view message) {
+                                  absl::string_view reason, absl::string_view message,
+                                  absl::string_view id) {
   const std::string ns_obj = JsonString(object, "/metadata/namespace");
   const std::string ns = ns_obj.empty() ? "default" : ns_obj;
   const std::string name = JsonString(object, "/metadata/name");
@@ -107,7 +108,9 @@ absl::Status EventRecorder::Event(const Json& object, absl::string_view type,
   }
   // client-go names events <object>.<unix nanos in hex>; add a sequence so two events in
   // the same nanosecond do not collide.
-  std::string event_name = absl::StrFormat("%s.%x%x", name, absl::ToUnixNanos(now), seq);
+  std::string event_name = id.empty()
+                               ? absl::StrFormat("%s.%x%x", name, absl::ToUnixNanos(now), seq)
+                               : absl::StrCat(name, ".", id);
   Json involved = {{"apiVersion", JsonString(object, "/apiVersion")},
                    {"kind", kind},
                    {"name", name},
@@ -129,7 +132,8 @@ absl::Status EventRecorder::Event(const Json& object, absl::string_view type,
              {"lastTimestamp", Rfc3339(now)},
              {"count", 1}};
   absl::StatusOr<Json> r = client_->Create(kEvents, ns, ev);
-  if (!r.ok()) return r.status();
+  // 409 for a named one: an earlier attempt created it and its answer was lost.
+  if (!r.ok() && !(!id.empty() && absl::IsAlreadyExists(r.status()))) return r.status();
   correlator_.Recorded(event_key, event_name, 1, d.first_seen);
   return absl::OkStatus();
 }

@@ -71,9 +71,11 @@ class EventRecorder {
                 std::string instance = "");
 
   // Records an event about `object` (a full object: apiVersion, kind, metadata). `type` is
-  // "Normal" or "Warning". Returns OK when dropped by the spam filter.
+  // "Normal" or "Warning". Returns OK when dropped by the spam filter. With an `id`, a new
+  // Event is named after it (not after the time), so retrying a call whose answer was lost
+  // finds it created (409) and records nothing twice.
   absl::Status Event(const Json& object, absl::string_view type, absl::string_view reason,
-                     absl::string_view message);
+                     absl::string_view message, absl::string_view id = "");
 
   int64_t Dropped() const;
 

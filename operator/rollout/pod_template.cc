@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <set>
+#include <tuple>
 #include <utility>
 
 #include "absl/strings/ascii.h"
@@ -82,6 +83,78 @@ void SetEnv(Json& container, const std::string& name, const std::string& value) 
 Json FieldEnv(const char* name, const char* path) {
   return Json{{"name", name}, {"valueFrom", {{"fieldRef", {{"fieldPath", path}}}}}};
 }
+
+std::string MetaString(const Json& tmpl, const char* map, const char* key) {
+  if (!tmpl.is_object() || !tmpl.contains("metadata")) return "";
+  const Json& meta = tmpl["metadata"];
+  if (!meta.is_object() || !meta.contains(map) || !meta[map].is_object()) return "";
+  auto it = meta[map].find(key);
+  return it != meta[map].end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+// Everything Booster writes into the team's own parts of a template goes through a Layer,
+// which records the value written and the one it replaced, so TeamTemplate can undo that
+// exact change on a later version of the template (kLayerAnnotation). The record:
+//   {"env": {"<container>": {"<NAME>": {"set": "<value>", "was": <the team's entry>}}},
+//    "sysctls": {"<name>": {"set": "<value>", "was": "<the team's value>"}},
+//    "shareProcessNamespace": "added" | "false", "securityContext": "added"}
+// "was" is absent where the team had no such entry.
+class Layer {
+ public:
+  explicit Layer(Json record = Json::object()) : record_(std::move(record)) {}
+
+  void Env(Json& container, const std::string& name, const std::string& value) {
+    Json& env = Child(container, "env", Json::array());
+    Json entry = {{"name", name}, {"value", value}};
+    Json& rec = record_["env"][NameOf(container)][name];
+    for (Json& e : env) {
+      if (NameOf(e) != name) continue;
+      if (!rec.contains("set") && !rec.contains("was")) rec["was"] = e;  // the team's
+      rec["set"] = value;
+      e = std::move(entry);
+      return;
+    }
+    rec["set"] = value;
+    env.push_back(std::move(entry));
+  }
+
+  void Sysctl(Json& pod_spec, const std::string& name, const std::string& value) {
+    if (!pod_spec.contains("securityContext") || pod_spec["securityContext"].is_null()) {
+      pod_spec["securityContext"] = Json::object();
+      record_["securityContext"] = "added";
+    }
+    Json& sysctls = Child(pod_spec["securityContext"], "sysctls", Json::array());
+    Json& rec = record_["sysctls"][name];
+    for (Json& e : sysctls) {
+      if (NameOf(e) != name) continue;
+      if (!rec.contains("set") && !rec.contains("was")) rec["was"] = e.value("value", "");
+      rec["set"] = value;
+      e = Json{{"name", name}, {"value", value}};
+      return;
+    }
+    rec["set"] = value;
+    sysctls.push_back(Json{{"name", name}, {"value", value}});
+  }
+
+  void SharePids(Json& pod_spec) {
+    if (pod_spec.value("shareProcessNamespace", false)) return;
+    // "added": the team's template had no such field; "false": it said false.
+    record_["shareProcessNamespace"] = pod_spec.contains("shareProcessNamespace") ? "false" : "added";
+    pod_spec["shareProcessNamespace"] = true;
+  }
+
+  const Json& record() const { return record_; }
+
+  // Writes the record into the template's annotations (none when nothing was recorded).
+  void Seal(Json& tmpl) const {
+    if (record_.empty()) return;
+    Child(Child(tmpl, "metadata", Json::object()), "annotations",
+          Json::object())[kLayerAnnotation] = record_.dump();
+  }
+
+ private:
+  Json record_;
+};
 
 // The app containers the runtime library and knobs go to, in template order.
 absl::StatusOr<std::vector<size_t>> SelectContainers(const Json& tmpl, const EnrollContext& ctx) {
@@ -341,47 +414,49 @@ std::string Request(const Json& container, const char* resource) {
 // uses too (common/go_runtime.h): the whole cores of the CPU limit, at least 1; a share
 // of the memory limit. The operator does not know the CPUs the pod will get, so without
 // a CPU limit `auto` leaves GOMAXPROCS to Go.
-void ApplyGo(Json& c, const GoTuning& go) {
+void ApplyGo(Layer& layer, Json& c, const GoTuning& go) {
   if (go.gomaxprocs == "auto") {
     if (std::optional<int> n = GoMaxProcsFor(ParseCpuMillis(Limit(c, "cpu")), std::nullopt)) {
-      SetEnv(c, "GOMAXPROCS", absl::StrCat(*n));
+      layer.Env(c, "GOMAXPROCS", absl::StrCat(*n));
     }
   } else if (!go.gomaxprocs.empty()) {
-    SetEnv(c, "GOMAXPROCS", go.gomaxprocs);
+    layer.Env(c, "GOMAXPROCS", go.gomaxprocs);
   }
   if (!go.gomemlimit.empty()) {
     if (std::optional<int> percent = GoMemLimitPercent(go.gomemlimit)) {
       if (std::optional<int64_t> bytes =
               GoMemLimitBytes(ParseBytes(Limit(c, "memory")), *percent)) {
-        SetEnv(c, "GOMEMLIMIT", absl::StrCat(*bytes));
+        layer.Env(c, "GOMEMLIMIT", absl::StrCat(*bytes));
       }
     } else {
-      SetEnv(c, "GOMEMLIMIT", go.gomemlimit);
+      layer.Env(c, "GOMEMLIMIT", go.gomemlimit);
     }
   }
-  if (!go.gogc.empty()) SetEnv(c, "GOGC", go.gogc);
+  if (!go.gogc.empty()) layer.Env(c, "GOGC", go.gogc);
 }
 
 // The runtime library's standalone knobs (runtime/config.h, ConfigFromEnv): in force until
 // the agent publishes a control page, and the fallback when it cannot.
-void ApplyPreload(Json& c, const Tuning& t) {
+void ApplyPreload(Layer& layer, Json& c, const Tuning& t) {
   const PreloadTuning& p = t.preload;
-  if (p.listen_backlog) SetEnv(c, "BOOSTER_LISTEN_BACKLOG", absl::StrCat(*p.listen_backlog));
-  if (p.tcp_no_delay.value_or(false)) SetEnv(c, "BOOSTER_TCP_NODELAY", "1");
-  if (p.tcp_quick_ack.value_or(false)) SetEnv(c, "BOOSTER_TCP_QUICKACK", "1");
-  if (p.busy_poll_us) SetEnv(c, "BOOSTER_BUSY_POLL", absl::StrCat(*p.busy_poll_us));
-  if (p.receive_buffer_bytes) SetEnv(c, "BOOSTER_RCVBUF", absl::StrCat(*p.receive_buffer_bytes));
-  if (p.send_buffer_bytes) SetEnv(c, "BOOSTER_SNDBUF", absl::StrCat(*p.send_buffer_bytes));
-  if (p.coarse_clocks.value_or(false)) SetEnv(c, "BOOSTER_CLOCK", "coarse");
+  if (p.listen_backlog) layer.Env(c, "BOOSTER_LISTEN_BACKLOG", absl::StrCat(*p.listen_backlog));
+  if (p.tcp_no_delay.value_or(false)) layer.Env(c, "BOOSTER_TCP_NODELAY", "1");
+  if (p.tcp_quick_ack.value_or(false)) layer.Env(c, "BOOSTER_TCP_QUICKACK", "1");
+  if (p.busy_poll_us) layer.Env(c, "BOOSTER_BUSY_POLL", absl::StrCat(*p.busy_poll_us));
+  if (p.receive_buffer_bytes) {
+    layer.Env(c, "BOOSTER_RCVBUF", absl::StrCat(*p.receive_buffer_bytes));
+  }
+  if (p.send_buffer_bytes) layer.Env(c, "BOOSTER_SNDBUF", absl::StrCat(*p.send_buffer_bytes));
+  if (p.coarse_clocks.value_or(false)) layer.Env(c, "BOOSTER_CLOCK", "coarse");
   switch (t.placement) {
     case CpuPlacement::kNone:
       break;
     case CpuPlacement::kPinned:
-      SetEnv(c, "BOOSTER_THREADS", "pin");
+      layer.Env(c, "BOOSTER_THREADS", "pin");
       break;
     case CpuPlacement::kSpread:
     case CpuPlacement::kWholeCores:
-      SetEnv(c, "BOOSTER_THREADS", "confine");
+      layer.Env(c, "BOOSTER_THREADS", "confine");
       break;
   }
   switch (t.numa) {
@@ -389,10 +464,10 @@ void ApplyPreload(Json& c, const Tuning& t) {
       break;
     case NumaPolicy::kPreferred:
     case NumaPolicy::kAlign:
-      SetEnv(c, "BOOSTER_NUMA", "preferred");
+      layer.Env(c, "BOOSTER_NUMA", "preferred");
       break;
     case NumaPolicy::kBind:
-      SetEnv(c, "BOOSTER_NUMA", "bind");
+      layer.Env(c, "BOOSTER_NUMA", "bind");
       break;
   }
 }
@@ -407,12 +482,43 @@ EnrollContext EnrollContextFor(const std::string& ns, const std::string& name,
   return ctx;
 }
 
-absl::StatusOr<Json> EnrolledTemplate(const Json& original, const EnrollContext& ctx,
-                                      const MutationOptions& opts) {
-  if (!original.is_object()) return absl::InvalidArgumentError("the pod template is not an object");
-  absl::StatusOr<std::vector<size_t>> selected = SelectContainers(original, ctx);
+namespace {
+
+// Names of Booster's own parts that a team's template must not use already.
+absl::Status CheckNoNameClash(const Json& team, const MutationOptions& opts) {
+  const Json& spec = team["spec"];
+  auto clash = [&](const char* list, absl::string_view name) -> bool {
+    if (!spec.contains(list) || !spec[list].is_array()) return false;
+    for (const Json& e : spec[list]) {
+      if (NameOf(e) == name) return true;
+    }
+    return false;
+  };
+  for (const auto& [list, name, what] :
+       {std::tuple<const char*, std::string, const char*>{"containers", kAgentContainer,
+                                                           "a container"},
+        {"initContainers", kInstallContainer, "an init container"},
+        {"volumes", opts.volume_name, "a volume"},
+        {"volumes", opts.token_volume_name, "a volume"}}) {
+    if (clash(list, name)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("the pod template already has ", what, " named \"", name,
+                       "\", the name Booster's own part uses; rename it to enroll the Deployment"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// The enrolled template of `team` (a template without a layer); what it writes into the
+// team's parts is recorded in `layer`. Neither the record nor the marker is written yet.
+absl::StatusOr<Json> Enroll(const Json& team, const EnrollContext& ctx,
+                            const MutationOptions& opts, Layer& layer,
+                            std::vector<size_t>* selected_out) {
+  if (!team.is_object()) return absl::InvalidArgumentError("the pod template is not an object");
+  absl::StatusOr<std::vector<size_t>> selected = SelectContainers(team, ctx);
   if (!selected.ok()) return selected.status();
-  Json t = original;
+  if (absl::Status s = CheckNoNameClash(team, opts); !s.ok()) return s;
+  Json t = team;
   Json& meta = Child(t, "metadata", Json::object());
   Child(meta, "labels", Json::object())[kArmLabel] = kArmBaseline;
   Child(meta, "annotations", Json::object())[kProfileAnnotation] =
@@ -420,58 +526,183 @@ absl::StatusOr<Json> EnrolledTemplate(const Json& original, const EnrollContext&
 
   Json& spec = t["spec"];
   // The agent measures the app's processes through the pod's shared process namespace.
-  if (!spec.value("shareProcessNamespace", false)) {
-    spec["shareProcessNamespace"] = true;
-    meta["annotations"][kSharedPidAnnotation] = "added";
-  }
+  layer.SharePids(spec);
   Json& volumes = Child(spec, "volumes", Json::array());
-  UpsertByName(volumes, Json{{"name", opts.volume_name}, {"emptyDir", Json::object()}});
-  UpsertByName(volumes, Json{{"name", opts.token_volume_name},
-                             {"projected",
-                              {{"sources", Json::array({{{"serviceAccountToken",
-                                                          {{"audience", opts.token_audience},
-                                                           {"expirationSeconds", 3600},
-                                                           {"path", "token"}}}}})}}}});
-  const Json resources = SidecarResources(original, opts);
-  UpsertByName(Child(spec, "initContainers", Json::array()), InstallContainer(opts, resources));
+  volumes.push_back(Json{{"name", opts.volume_name}, {"emptyDir", Json::object()}});
+  volumes.push_back(Json{{"name", opts.token_volume_name},
+                         {"projected",
+                          {{"sources", Json::array({{{"serviceAccountToken",
+                                                      {{"audience", opts.token_audience},
+                                                       {"expirationSeconds", 3600},
+                                                       {"path", "token"}}}}})}}}});
+  const Json resources = SidecarResources(team, opts);
+  Child(spec, "initContainers", Json::array()).push_back(InstallContainer(opts, resources));
 
   Json& containers = spec["containers"];
   for (size_t i : *selected) {
     Json& c = containers[i];
+    // A container that preloads a library of its own is left alone.
     const Json* preload = EnvEntry(c, "LD_PRELOAD");
-    if (preload != nullptr && preload->value("value", "") != opts.LibraryPath()) continue;
-    SetEnv(c, "LD_PRELOAD", opts.LibraryPath());
-    SetEnv(c, "BOOSTER_CONTROL", opts.ControlPath());
+    if (preload != nullptr) continue;
+    layer.Env(c, "LD_PRELOAD", opts.LibraryPath());
+    layer.Env(c, "BOOSTER_CONTROL", opts.ControlPath());
     UpsertByName(
         Child(c, "volumeMounts", Json::array()),
         Json{{"name", opts.volume_name}, {"mountPath", opts.mount_path}, {"readOnly", true}});
   }
-  UpsertByName(containers, AgentContainer(kArmBaseline, "observe", ctx, opts, "", resources,
-                                          AppFactsOf(original, *selected, nullptr)));
-  Seal(t);
+  containers.push_back(AgentContainer(kArmBaseline, "observe", ctx, opts, "", resources,
+                                      AppFactsOf(team, *selected, nullptr)));
+  if (selected_out != nullptr) *selected_out = *std::move(selected);
   return t;
 }
 
-absl::StatusOr<Json> TunedTemplate(const Json& original, const Tuning& tuning,
-                                   absl::string_view arm, const EnrollContext& ctx,
-                                   const MutationOptions& opts) {
-  absl::StatusOr<Json> enrolled = EnrolledTemplate(original, ctx, opts);
+Json* FindNamed(Json& parent, const char* key, absl::string_view name) {
+  if (!parent.is_object() || !parent.contains(key) || !parent[key].is_array()) return nullptr;
+  for (Json& e : parent[key]) {
+    if (NameOf(e) == name) return &e;
+  }
+  return nullptr;
+}
+const Json* FindNamed(const Json& parent, const char* key, absl::string_view name) {
+  return FindNamed(const_cast<Json&>(parent), key, name);
+}
+
+// The layer's record of a template, or null when it has none (or it is damaged).
+Json RecordOf(const Json& tmpl) {
+  const std::string text = MetaString(tmpl, "annotations", kLayerAnnotation);
+  if (text.empty()) return nullptr;
+  Json r = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  return r.is_object() ? r : Json(nullptr);
+}
+
+// Undoes the recorded env entries of container `c`: Booster's value becomes the team's
+// again, or goes; an entry someone changed or removed since is left as it is.
+void UndoEnv(Json& c, const Json& recorded) {
+  if (!recorded.is_object() || !c.contains("env") || !c["env"].is_array()) return;
+  Json& env = c["env"];
+  for (auto it = recorded.begin(); it != recorded.end(); ++it) {
+    const Json& rec = it.value();
+    if (!rec.is_object() || !rec.contains("set") || !rec["set"].is_string()) continue;
+    const Json ours = {{"name", it.key()}, {"value", rec["set"]}};
+    for (auto e = env.begin(); e != env.end(); ++e) {
+      if (NameOf(*e) != it.key()) continue;
+      if (*e == ours) {
+        if (rec.contains("was")) {
+          *e = rec["was"];
+        } else {
+          env.erase(e);
+        }
+      }
+      break;
+    }
+  }
+  if (env.empty()) c.erase("env");
+}
+
+void UndoSysctls(Json& spec, const Json& recorded) {
+  if (!recorded.is_object() || !spec.contains("securityContext")) return;
+  Json& sc = spec["securityContext"];
+  if (!sc.is_object() || !sc.contains("sysctls") || !sc["sysctls"].is_array()) return;
+  Json& sysctls = sc["sysctls"];
+  for (auto it = recorded.begin(); it != recorded.end(); ++it) {
+    const Json& rec = it.value();
+    if (!rec.is_object() || !rec.contains("set") || !rec["set"].is_string()) continue;
+    for (auto e = sysctls.begin(); e != sysctls.end(); ++e) {
+      if (NameOf(*e) != it.key()) continue;
+      if (e->value("value", "") == rec["set"].get<std::string>()) {
+        if (rec.contains("was") && rec["was"].is_string()) {
+          (*e)["value"] = rec["was"];
+        } else {
+          sysctls.erase(e);
+        }
+      }
+      break;
+    }
+  }
+  if (sysctls.empty()) sc.erase("sysctls");
+}
+
+// The record a template written before the layer record would have had, rebuilt from its
+// agent's BOOSTER_TUNING and Booster's fixed values: only what Booster wrote is known,
+// never what it replaced.
+Json LegacyRecord(const Json& tmpl, const MutationOptions& opts) {
+  Json rec = Json::object();
+  const Json& spec = tmpl["spec"];
+  if (!spec.contains("containers") || !spec["containers"].is_array()) return rec;
+  std::optional<Tuning> tuning;
+  if (std::optional<Json> j = TemplateTuning(tmpl)) {
+    if (absl::StatusOr<Tuning> t = TuningFromJson(*j); t.ok()) tuning = *std::move(t);
+  }
+  for (const Json& c : spec["containers"]) {
+    const std::string name = NameOf(c);
+    if (name == kAgentContainer || !c.is_object()) continue;
+    if (!HasPreload(c, opts) && EnvEntry(c, "BOOSTER_CONTROL") == nullptr) continue;
+    Json& env = rec["env"][name];
+    if (const Json* e = EnvEntry(c, "LD_PRELOAD"); e != nullptr && HasPreload(c, opts)) {
+      env["LD_PRELOAD"]["set"] = e->value("value", "");
+    }
+    env["BOOSTER_CONTROL"]["set"] = opts.ControlPath();
+    if (tuning) {
+      // What the tuning writes into this container, by the same rules.
+      Layer scratch;
+      Json copy = c;
+      ApplyGo(scratch, copy, tuning->go);
+      ApplyPreload(scratch, copy, *tuning);
+      const Json& r = scratch.record();
+      if (r.contains("env") && r["env"].contains(name)) {
+        for (auto it = r["env"][name].begin(); it != r["env"][name].end(); ++it) {
+          env[it.key()]["set"] = it.value()["set"];
+        }
+      }
+    }
+  }
+  if (tuning) {
+    for (const auto& [k, v] : tuning->sysctls) rec["sysctls"][k]["set"] = v;
+  }
+  if (MetaString(tmpl, "annotations", kSharedPidAnnotation) == "added") {
+    rec["shareProcessNamespace"] = "added";
+  }
+  return rec;
+}
+
+std::string EnvValueText(const Json* e) {
+  if (e == nullptr) return "missing";
+  if (e->contains("value")) return absl::StrCat("\"", e->value("value", ""), "\"");
+  return "set from elsewhere (valueFrom)";
+}
+
+}  // namespace
+
+absl::StatusOr<Json> EnrolledTemplate(const Json& tmpl, const EnrollContext& ctx,
+                                      const MutationOptions& opts) {
+  Layer layer;
+  absl::StatusOr<Json> t = Enroll(TeamTemplate(tmpl, opts), ctx, opts, layer, nullptr);
+  if (!t.ok()) return t.status();
+  layer.Seal(*t);
+  Seal(*t);
+  return t;
+}
+
+absl::StatusOr<Json> TunedTemplate(const Json& tmpl, const Tuning& tuning, absl::string_view arm,
+                                   const EnrollContext& ctx, const MutationOptions& opts) {
+  const Json team = TeamTemplate(tmpl, opts);
+  Layer layer;
+  std::vector<size_t> selected;
+  absl::StatusOr<Json> enrolled = Enroll(team, ctx, opts, layer, &selected);
   if (!enrolled.ok()) return enrolled.status();
-  absl::StatusOr<std::vector<size_t>> selected = SelectContainers(original, ctx);
-  if (!selected.ok()) return selected.status();
   Json t = *std::move(enrolled);
   const Json tuning_json = TuningToJson(tuning);
   t["metadata"]["labels"][kArmLabel] = std::string(arm);
   t["metadata"]["annotations"][kTuningHashAnnotation] = Fnv1aHex(tuning_json.dump());
   Json& containers = t["spec"]["containers"];
   bool chain_allocator = false;
-  for (size_t i : *selected) {
+  for (size_t i : selected) {
     Json& c = containers[i];
-    ApplyGo(c, tuning.go);
+    ApplyGo(layer, c, tuning.go);
     if (HasPreload(c, opts)) {
-      ApplyPreload(c, tuning);
+      ApplyPreload(layer, c, tuning);
       if (tuning.preload.allocator != Allocator::kDefault) {
-        SetEnv(c, "LD_PRELOAD", AllocatorPreload(AllocatorName(tuning.preload.allocator), opts));
+        layer.Env(c, "LD_PRELOAD", AllocatorPreload(AllocatorName(tuning.preload.allocator), opts));
         chain_allocator = true;
       }
     }
@@ -486,35 +717,39 @@ absl::StatusOr<Json> TunedTemplate(const Json& original, const Tuning& tuning,
     }
   }
   UpsertByName(containers, AgentContainer(arm, "tune", ctx, opts, tuning_json.dump(),
-                                          SidecarResources(original, opts),
-                                          AppFactsOf(original, *selected, &tuning)));
-  if (!tuning.sysctls.empty()) {
-    Json& sc = Child(t["spec"], "securityContext", Json::object());
-    Json& sysctls = Child(sc, "sysctls", Json::array());
-    for (const auto& [name, value] : tuning.sysctls) {
-      UpsertByName(sysctls, Json{{"name", name}, {"value", value}});
-    }
-  }
+                                          SidecarResources(team, opts),
+                                          AppFactsOf(team, selected, &tuning)));
+  for (const auto& [name, value] : tuning.sysctls) layer.Sysctl(t["spec"], name, value);
+  layer.Seal(t);
   Seal(t);
   return t;
 }
 
-Json StripEnrollment(const Json& tmpl, const MutationOptions& opts) {
-  if (!tmpl.is_object()) return tmpl;
+bool HasLayer(const Json& tmpl) {
+  return !TemplateMarker(tmpl).empty() || !MetaString(tmpl, "annotations", kLayerAnnotation).empty();
+}
+
+Json TeamTemplate(const Json& tmpl, const MutationOptions& opts) {
+  if (!tmpl.is_object() || !HasLayer(tmpl)) return tmpl;
+  Json record = RecordOf(tmpl);
+  if (record.is_null()) record = LegacyRecord(tmpl, opts);
   Json t = tmpl;
-  bool shared_pid_added = false;
   if (t.contains("metadata") && t["metadata"].is_object()) {
     Json& meta = t["metadata"];
     RemoveKey(meta, "labels", kArmLabel);
-    RemoveKey(meta, "annotations", kProfileAnnotation);
-    RemoveKey(meta, "annotations", kTemplateHashAnnotation);
-    RemoveKey(meta, "annotations", kTuningHashAnnotation);
-    shared_pid_added = RemoveKey(meta, "annotations", kSharedPidAnnotation);
+    for (const char* key : {kProfileAnnotation, kTemplateHashAnnotation, kTuningHashAnnotation,
+                            kLayerAnnotation, kSharedPidAnnotation}) {
+      RemoveKey(meta, "annotations", key);
+    }
     if (meta.empty()) t.erase("metadata");
   }
   if (!t.contains("spec") || !t["spec"].is_object()) return t;
   Json& spec = t["spec"];
-  if (shared_pid_added) spec.erase("shareProcessNamespace");
+  if (spec.value("shareProcessNamespace", false)) {
+    const std::string shared = record.value("shareProcessNamespace", "");
+    if (shared == "added") spec.erase("shareProcessNamespace");
+    if (shared == "false") spec["shareProcessNamespace"] = false;
+  }
   RemoveByName(spec, "volumes", opts.volume_name);
   RemoveByName(spec, "volumes", opts.token_volume_name);
   RemoveByName(spec, "initContainers", kInstallContainer);
@@ -522,15 +757,107 @@ Json StripEnrollment(const Json& tmpl, const MutationOptions& opts) {
   if (spec.contains("containers") && spec["containers"].is_array()) {
     for (Json& c : spec["containers"]) {
       if (!c.is_object()) continue;
-      if (HasPreload(c, opts)) RemoveByName(c, "env", "LD_PRELOAD");
-      const Json* control = EnvEntry(c, "BOOSTER_CONTROL");
-      if (control != nullptr && control->value("value", "") == opts.ControlPath()) {
-        RemoveByName(c, "env", "BOOSTER_CONTROL");
+      if (record.contains("env") && record["env"].contains(NameOf(c))) {
+        UndoEnv(c, record["env"][NameOf(c)]);
       }
       RemoveByName(c, "volumeMounts", opts.volume_name);
     }
   }
+  if (record.contains("sysctls")) UndoSysctls(spec, record["sysctls"]);
+  if (record.value("securityContext", "") == "added" && spec.contains("securityContext") &&
+      spec["securityContext"].is_object() && spec["securityContext"].empty()) {
+    spec.erase("securityContext");
+  }
   return t;
+}
+
+std::vector<std::string> LayerDifferences(const Json& tmpl, const Json& want,
+                                          const MutationOptions& opts) {
+  std::vector<std::string> out;
+  if (!tmpl.is_object() || !tmpl.contains("spec") || !tmpl["spec"].is_object()) {
+    out.push_back("the pod template is missing");
+    return out;
+  }
+  const Json& spec = tmpl["spec"];
+  const Json& want_spec = want["spec"];
+  for (const auto& [list, name, what] :
+       {std::tuple<const char*, std::string, const char*>{"containers", kAgentContainer,
+                                                           "container"},
+        {"initContainers", kInstallContainer, "init container"},
+        {"volumes", opts.volume_name, "volume"},
+        {"volumes", opts.token_volume_name, "volume"}}) {
+    if (FindNamed(want_spec, list, name) != nullptr && FindNamed(spec, list, name) == nullptr) {
+      out.push_back(absl::StrCat(what, " ", name, " is missing"));
+    }
+  }
+  for (const char* key : {kArmLabel}) {
+    const std::string have = MetaString(tmpl, "labels", key);
+    const std::string need = MetaString(want, "labels", key);
+    if (have != need) {
+      out.push_back(absl::StrCat("label ", key, " is ", have.empty() ? "missing" : have, ", not ",
+                                 need.empty() ? "absent" : need));
+    }
+  }
+  for (const char* key : {kTuningHashAnnotation, kProfileAnnotation}) {
+    const std::string have = MetaString(tmpl, "annotations", key);
+    const std::string need = MetaString(want, "annotations", key);
+    if (have != need) {
+      out.push_back(absl::StrCat("annotation ", key, " is ", have.empty() ? "missing" : have,
+                                 ", not ", need.empty() ? "absent" : need));
+    }
+  }
+  if (want_spec.contains("containers") && want_spec["containers"].is_array()) {
+    for (const Json& wc : want_spec["containers"]) {
+      const std::string name = NameOf(wc);
+      if (name == kAgentContainer) continue;
+      const Json* c = FindNamed(spec, "containers", name);
+      if (FindNamed(wc, "volumeMounts", opts.volume_name) != nullptr &&
+          (c == nullptr || FindNamed(*c, "volumeMounts", opts.volume_name) == nullptr)) {
+        out.push_back(absl::StrCat("volume mount ", opts.volume_name, " of container ", name,
+                                   " is missing"));
+      }
+    }
+  }
+  const Json record = RecordOf(want);
+  if (record.is_object() && record.contains("env") && record["env"].is_object()) {
+    for (auto ci = record["env"].begin(); ci != record["env"].end(); ++ci) {
+      const Json* c = FindNamed(spec, "containers", ci.key());
+      for (auto it = ci.value().begin(); it != ci.value().end(); ++it) {
+        const std::string set = it.value().value("set", "");
+        const Json* e = c == nullptr ? nullptr : EnvEntry(*c, it.key());
+        if (e != nullptr && *e == Json{{"name", it.key()}, {"value", set}}) continue;
+        out.push_back(absl::StrCat("env ", it.key(), " of container ", ci.key(), " is ",
+                                   EnvValueText(e), ", not \"", set, "\""));
+      }
+    }
+  }
+  if (record.is_object() && record.contains("sysctls") && record["sysctls"].is_object()) {
+    const Json* sc = spec.contains("securityContext") ? &spec["securityContext"] : nullptr;
+    for (auto it = record["sysctls"].begin(); it != record["sysctls"].end(); ++it) {
+      const std::string set = it.value().value("set", "");
+      const Json* e = sc == nullptr ? nullptr : FindNamed(*sc, "sysctls", it.key());
+      if (e != nullptr && e->value("value", "") == set) continue;
+      out.push_back(absl::StrCat("sysctl ", it.key(), " is ",
+                                 e == nullptr ? std::string("missing")
+                                              : absl::StrCat("\"", e->value("value", ""), "\""),
+                                 ", not \"", set, "\""));
+    }
+  }
+  if (want_spec.value("shareProcessNamespace", false) && !spec.value("shareProcessNamespace", false)) {
+    out.push_back("shareProcessNamespace is not true");
+  }
+  return out;
+}
+
+std::optional<Json> TemplateTuning(const Json& tmpl) {
+  if (!tmpl.is_object() || !tmpl.contains("spec")) return std::nullopt;
+  const Json* agent = FindNamed(tmpl["spec"], "containers", kAgentContainer);
+  if (agent == nullptr) return std::nullopt;
+  const Json* e = EnvEntry(*agent, "BOOSTER_TUNING");
+  if (e == nullptr || !e->contains("value") || !(*e)["value"].is_string()) return std::nullopt;
+  Json j = Json::parse((*e)["value"].get<std::string>(), nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) return std::nullopt;
+  return j;
 }
 
 bool IsEnrolled(const Json& tmpl) {
@@ -546,15 +873,6 @@ bool IsEnrolled(const Json& tmpl) {
   return false;
 }
 
-namespace {
-std::string MetaString(const Json& tmpl, const char* map, const char* key) {
-  if (!tmpl.is_object() || !tmpl.contains("metadata")) return "";
-  const Json& meta = tmpl["metadata"];
-  if (!meta.is_object() || !meta.contains(map) || !meta[map].is_object()) return "";
-  auto it = meta[map].find(key);
-  return it != meta[map].end() && it->is_string() ? it->get<std::string>() : "";
-}
-}  // namespace
 
 std::string TemplateArm(const Json& tmpl) { return MetaString(tmpl, "labels", kArmLabel); }
 

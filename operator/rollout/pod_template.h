@@ -1,17 +1,25 @@
-// Pod-template mutation: pure JSON -> JSON functions that enroll a Deployment's pod
-// template (agent sidecar in observe mode, shared volume, `booster-agent install` init
-// container, dormant runtime library, arm label) and derive the tuned variant of it (Go
-// and libbooster.so knobs in the environment, namespaced sysctls). Every function is
-// idempotent: applied to its own output it returns that output unchanged, because each
-// container, volume, env entry and sysctl is upserted by name.
+// Pod-template mutation: pure JSON -> JSON functions. Booster's changes are a *layer* on
+// the team's own template, never a snapshot of it: EnrolledTemplate adds the enrollment
+// (agent sidecar in observe mode, shared volume, `booster-agent install` init container,
+// dormant runtime library, arm label), TunedTemplate that plus a tuning (Go and
+// libbooster.so knobs in the environment, namespaced sysctls), and TeamTemplate takes the
+// layer off again — from whatever the template has become since, so a change someone
+// else made meanwhile (a new image, a new env value) is kept.
 //
 //   EnrollContext ctx{"shop", "checkout", {}};
-//   absl::StatusOr<Json> baseline = EnrolledTemplate(original, ctx, MutationOptions{});
-//   absl::StatusOr<Json> canary = TunedTemplate(original, tuning, kArmCanary, ctx, opts);
+//   absl::StatusOr<Json> baseline = EnrolledTemplate(team, ctx, MutationOptions{});
+//   absl::StatusOr<Json> canary = TunedTemplate(team, tuning, kArmCanary, ctx, opts);
+//   Json back = TeamTemplate(later_version_of_baseline, opts);   // the team's, as it is now
 //
-// The original template is kept verbatim in an annotation of the Deployment
-// (kOriginalTemplateAnnotation) and written back as is to unenroll; StripEnrollment is
-// only the fallback for a template whose annotation was lost or is stale.
+// The layer carries its own record (the template annotation kLayerAnnotation): every value
+// of the team's that it replaced (an env entry, a sysctl, shareProcessNamespace), and the
+// value it wrote instead. TeamTemplate puts a replaced value back only where the template
+// still holds Booster's value; where someone changed it since, theirs stays. Parts that
+// are Booster's alone (its containers, volumes, labels and annotations) are removed by
+// name. TeamTemplate(EnrolledTemplate(t)) == t and TeamTemplate(TunedTemplate(t)) == t
+// byte for byte, so an unedited Deployment gets back exactly its template (same
+// pod-template-hash, its old ReplicaSet). Every function strips before it adds, so each is
+// idempotent: applied to its own output it returns that output unchanged.
 #ifndef BOOSTER_OPERATOR_ROLLOUT_POD_TEMPLATE_H_
 #define BOOSTER_OPERATOR_ROLLOUT_POD_TEMPLATE_H_
 
@@ -34,22 +42,34 @@ inline constexpr char kArmPromoted[] = "promoted";
 inline constexpr char kProfileAnnotation[] = "booster.dev/profile";  // ns/name
 inline constexpr char kTemplateHashAnnotation[] = "booster.dev/template-hash";
 inline constexpr char kTuningHashAnnotation[] = "booster.dev/tuning-hash";
-// Set when enrollment turned shareProcessNamespace on (so unenrollment turns it off).
+// The layer's record: what Booster wrote into the team's own parts of the template and
+// what it replaced there (JSON, see TeamTemplate).
+inline constexpr char kLayerAnnotation[] = "booster.dev/layer";
+// Written by operators before the layer record: enrollment turned shareProcessNamespace on.
+// Read (and removed) by TeamTemplate on such templates.
 inline constexpr char kSharedPidAnnotation[] = "booster.dev/share-process-namespace";
 
 // Deployment annotations written by the operator on the target.
-inline constexpr char kOriginalTemplateAnnotation[] = "booster.dev/original-template";
-inline constexpr char kBaselineTemplateAnnotation[] = "booster.dev/baseline-template";
 inline constexpr char kScaledToAnnotation[] = "booster.dev/scaled-to";
+// Snapshots of the template written by operators before the layer record; never read, only
+// removed when the target is given back.
+inline constexpr char kLegacyOriginalTemplateAnnotation[] = "booster.dev/original-template";
+inline constexpr char kLegacyBaselineTemplateAnnotation[] = "booster.dev/baseline-template";
 // The profile that holds the target (one Deployment, one rollout): its name, and its uid,
 // which is what decides.
 inline constexpr char kHolderAnnotation[] = "booster.dev/holder";
 inline constexpr char kHolderUidAnnotation[] = "booster.dev/holder-uid";
+// On the profile: the operator instance that manages it (MutationOptions::instance).
+inline constexpr char kInstanceAnnotation[] = "booster.dev/instance";
 
 inline constexpr char kAgentContainer[] = "booster-agent";
 inline constexpr char kInstallContainer[] = "booster-install";
 
 struct MutationOptions {
+  // The operator installation's name. When set, a profile is claimed for it
+  // (kInstanceAnnotation) before anything is done, and one claimed by another instance is
+  // left alone (state_machine.h).
+  std::string instance;
   std::string agent_image = "booster-agent:dev";
   std::string image_pull_policy = "IfNotPresent";
   // Arguments of the sidecar and of the init container (the image's entrypoint is
@@ -106,26 +126,49 @@ struct EnrollContext {
 EnrollContext EnrollContextFor(const std::string& ns, const std::string& name,
                                const ProfileSpec& spec);
 
-// The enrolled (baseline) template: everything dormant, arm=baseline. Fails with
-// kInvalidArgument when the template has no containers or names a container in
-// ctx.containers that it does not have.
-absl::StatusOr<Json> EnrolledTemplate(const Json& original, const EnrollContext& ctx,
+// The enrolled (baseline) template: the team's template (TeamTemplate(tmpl): a template
+// that already carries a layer has it taken off first) with everything dormant,
+// arm=baseline. Fails with kInvalidArgument when the template has no containers, names a
+// container in ctx.containers that it does not have, or already has a container, init
+// container or volume under one of the names Booster's parts use.
+absl::StatusOr<Json> EnrolledTemplate(const Json& tmpl, const EnrollContext& ctx,
                                       const MutationOptions& opts);
 
 // The tuned template for `arm` (kArmCanary or kArmPromoted): the enrolled one plus the
 // tuning. GOMAXPROCS/GOMEMLIMIT "auto" derive from each container's own limits and are
 // left unset for a container without the limit.
-absl::StatusOr<Json> TunedTemplate(const Json& original, const Tuning& tuning,
+absl::StatusOr<Json> TunedTemplate(const Json& tmpl, const Tuning& tuning,
                                    absl::string_view arm, const EnrollContext& ctx,
                                    const MutationOptions& opts);
 
-// Removes what EnrolledTemplate added. StripEnrollment(EnrolledTemplate(x)) == x for any
-// template x that had no Booster parts and no empty env/volumeMounts/volumes lists or
-// empty label/annotation maps. Tuning env of a tuned template is not removed.
-Json StripEnrollment(const Json& tmpl, const MutationOptions& opts);
+// The team's template: `tmpl` without Booster's layer. Every value the layer replaced is
+// put back where the template still holds the value the layer wrote; a value someone
+// changed since (or an entry someone removed) is left as it is now. Parts that are
+// Booster's alone are removed by name. A template without a layer is returned unchanged.
+// For the exact inverse (byte for byte) the team's template must have had no empty
+// env/volumeMounts/volumes/sysctls lists or label/annotation maps, which the API server
+// never returns. A template written before the layer record (no kLayerAnnotation) loses
+// Booster's parts by name, and the knobs its agent's BOOSTER_TUNING names.
+Json TeamTemplate(const Json& tmpl, const MutationOptions& opts);
+
+// What of the layer of `want` (an EnrolledTemplate or TunedTemplate) `tmpl` does not carry,
+// one phrase each ("env GOMAXPROCS of container web is 8, not 2", "container booster-agent
+// is missing"); empty when every part is there with the value `want` gives it. Parts are
+// compared by presence (Booster's containers and volumes, which the API server fills with
+// defaults), by value (env entries, sysctls, shareProcessNamespace) and by the arm label and
+// tuning hash, so a team's edit elsewhere in the template is not a difference.
+std::vector<std::string> LayerDifferences(const Json& tmpl, const Json& want,
+                                          const MutationOptions& opts);
+
+// The tuning a tuned template carries (its agent's BOOSTER_TUNING, canonical JSON as
+// TuningToJson writes it), or nullopt for an enrolled or unenrolled template.
+std::optional<Json> TemplateTuning(const Json& tmpl);
 
 // True when the template carries the Booster marker and the agent sidecar.
 bool IsEnrolled(const Json& tmpl);
+// True when the template carries any part of a layer (marker, record, Booster's
+// containers): TeamTemplate would change it.
+bool HasLayer(const Json& tmpl);
 // The value of booster.dev/arm, or "".
 std::string TemplateArm(const Json& tmpl);
 // The booster.dev/template-hash annotation: identifies the template the operator wrote,

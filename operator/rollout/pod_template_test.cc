@@ -1,7 +1,10 @@
 #include "operator/rollout/pod_template.h"
 
+#include <algorithm>
+#include <random>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -125,14 +128,14 @@ TEST(EnrolledTemplateTest, IsIdempotentAndStripsBackExactly) {
   MutationOptions opts;
   Json once = *EnrolledTemplate(Original(), Ctx(), opts);
   EXPECT_EQ(*EnrolledTemplate(once, Ctx(), opts), once);
-  EXPECT_EQ(StripEnrollment(once, opts), Original());
-  EXPECT_EQ(StripEnrollment(Original(), opts), Original());
+  EXPECT_EQ(TeamTemplate(once, opts), Original());
+  EXPECT_EQ(TeamTemplate(Original(), opts), Original());
   // A minimal template (no env, mounts, volumes, init containers) strips back as well.
   Json bare = Json::parse(R"({"metadata": {"labels": {"app": "a"}},
                               "spec": {"containers": [{"name": "a", "image": "a"}]}})");
   Json enrolled = *EnrolledTemplate(bare, Ctx(), opts);
   EXPECT_TRUE(enrolled["spec"]["containers"][0].contains("env"));
-  EXPECT_EQ(StripEnrollment(enrolled, opts), bare);
+  EXPECT_EQ(TeamTemplate(enrolled, opts), bare);
 }
 
 TEST(EnrolledTemplateTest, TheAgentSeesTheAppRunsRestrictedAndServesItsPort) {
@@ -264,11 +267,11 @@ TEST(EnrolledTemplateTest, AProcessNamespaceSharedBeforeStaysSharedWhenStripped)
   original["spec"]["shareProcessNamespace"] = true;
   absl::StatusOr<Json> t = EnrolledTemplate(original, Ctx(), MutationOptions{});
   ASSERT_TRUE(t.ok()) << t.status();
-  EXPECT_EQ(StripEnrollment(*t, MutationOptions{}), original);
+  EXPECT_EQ(TeamTemplate(*t, MutationOptions{}), original);
   // Turned on by enrollment: turned off again.
   absl::StatusOr<Json> u = EnrolledTemplate(Original(), Ctx(), MutationOptions{});
   ASSERT_TRUE(u.ok());
-  EXPECT_FALSE(StripEnrollment(*u, MutationOptions{})["spec"].contains("shareProcessNamespace"));
+  EXPECT_FALSE(TeamTemplate(*u, MutationOptions{})["spec"].contains("shareProcessNamespace"));
 }
 
 TEST(EnrolledTemplateTest, SelectsContainersByName) {
@@ -473,6 +476,185 @@ TEST(TunedTemplateTest, ExplicitGoKnobsAndPercentages) {
   t.go.gomemlimit = "768MiB";
   out = *TunedTemplate(Original(), t, kArmCanary, Ctx(), MutationOptions{});
   EXPECT_EQ(Env(Container(out, "app"), "GOMEMLIMIT"), "768MiB");
+}
+
+// --- the layer: Booster's changes come off any later version of the template ---------------
+
+TEST(TeamTemplateTest, ATunedTemplateStripsBackToTheTeamsByteForByte) {
+  MutationOptions opts;
+  for (const Tuning& tuning : {SampleTuning(), SampleTuningWithout(), Tuning{}}) {
+    Json tuned = *TunedTemplate(Original(), tuning, kArmPromoted, Ctx(), opts);
+    // GOMAXPROCS 64 and somaxconn 128 were the team's, replaced by the tuning.
+    ASSERT_EQ(Env(Container(tuned, "app"), "GOMAXPROCS"), tuning.go.gomaxprocs.empty() ? "64" : "1");
+    EXPECT_EQ(TeamTemplate(tuned, opts), Original());
+    EXPECT_EQ(TeamTemplate(Original(), opts), Original()) << "no layer: unchanged";
+    // Tuning a tuned template starts from the team's: the same result.
+    EXPECT_EQ(*TunedTemplate(tuned, tuning, kArmPromoted, Ctx(), opts), tuned);
+    EXPECT_EQ(*EnrolledTemplate(tuned, Ctx(), opts), *EnrolledTemplate(Original(), Ctx(), opts));
+  }
+}
+
+TEST(TeamTemplateTest, KeepsEveryChangeSomeoneElseMadeSince) {
+  MutationOptions opts;
+  Json tuned = *TunedTemplate(Original(), SampleTuning(), kArmPromoted, Ctx(), opts);
+  // The team's next release, applied over the tuned template: a new image, a new env
+  // entry, a changed FOO, their own new value of a knob the tuning set, and a sysctl of
+  // theirs the tuning replaced, now removed.
+  Json later = tuned;
+  Json& app = later["spec"]["containers"][0];
+  app["image"] = "shop/checkout:1.5";
+  app["env"].push_back({{"name", "NEW", "value", "1"}});
+  app["env"][0]["value"] = "baz";
+  app["env"][1] = {{"name", "GOMAXPROCS"}, {"value", "8"}};
+  Json& sysctls = later["spec"]["securityContext"]["sysctls"];
+  sysctls.erase(std::remove_if(sysctls.begin(), sysctls.end(),
+                               [](const Json& e) { return e["name"] == "net.core.somaxconn"; }),
+                sysctls.end());
+  later["metadata"]["annotations"]["kubectl.kubernetes.io/restartedAt"] = "2026-12-02T10:00:00Z";
+
+  Json want = Original();
+  Json& w = want["spec"]["containers"][0];
+  w["image"] = "shop/checkout:1.5";
+  w["env"][0]["value"] = "baz";
+  w["env"][1] = {{"name", "GOMAXPROCS"}, {"value", "8"}};  // theirs now, not the old 64
+  w["env"].push_back({{"name", "NEW", "value", "1"}});
+  want["spec"]["securityContext"]["sysctls"] =
+      Json::parse(R"([{"name": "net.ipv4.tcp_syncookies", "value": "1"}])");  // removed: stays so
+  want["metadata"]["annotations"]["kubectl.kubernetes.io/restartedAt"] = "2026-12-02T10:00:00Z";
+  EXPECT_EQ(TeamTemplate(later, opts), want);
+}
+
+TEST(TeamTemplateTest, AnythingBoosterAddedComesOffEvenWhenCreatedByIt) {
+  MutationOptions opts;
+  // No env, no mounts, no volumes, no securityContext: every list and map Booster created
+  // goes again.
+  Json bare = Json::parse(R"({"metadata": {"labels": {"app": "a"}},
+                              "spec": {"containers": [{"name": "a", "image": "a",
+                                        "resources": {"limits": {"cpu": "2"}}}]}})");
+  Json tuned = *TunedTemplate(bare, SampleTuning(), kArmCanary, Ctx(), opts);
+  ASSERT_TRUE(tuned["spec"].contains("securityContext"));
+  ASSERT_TRUE(tuned["spec"]["shareProcessNamespace"].get<bool>());
+  EXPECT_EQ(TeamTemplate(tuned, opts), bare);
+}
+
+// Random templates and tunings: TeamTemplate undoes EnrolledTemplate and TunedTemplate
+// exactly, whatever the team's template had of its own.
+TEST(TeamTemplateTest, IsTheExactInverseOnRandomTemplates) {
+  std::mt19937 rng(21);
+  auto pick = [&](int n) { return static_cast<int>(rng() % n); };
+  MutationOptions opts;
+  int checked = 0;
+  for (int round = 0; round < 400; ++round) {
+    Json t = {{"metadata", {{"labels", {{"app", "x"}}}}}, {"spec", Json::object()}};
+    if (pick(2)) t["metadata"]["annotations"] = {{"team", "a"}};
+    Json& spec = t["spec"];
+    const int containers = 1 + pick(3);
+    for (int i = 0; i < containers; ++i) {
+      Json c = {{"name", absl::StrCat("c", i)}, {"image", "img"}};
+      if (pick(2)) {
+        c["env"] = Json::array();
+        for (const char* name : {"GOMAXPROCS", "GOGC", "FOO", "LD_PRELOAD", "BOOSTER_TCP_NODELAY"}) {
+          if (pick(3) == 0) c["env"].push_back({{"name", name}, {"value", absl::StrCat(pick(9))}});
+        }
+        if (c["env"].empty()) c.erase("env");
+      }
+      if (pick(2)) c["resources"] = {{"limits", {{"cpu", pick(2) ? "2" : "500m"}, {"memory", "1Gi"}}}};
+      if (pick(3) == 0) c["volumeMounts"] = Json::parse(R"([{"name": "data", "mountPath": "/d"}])");
+      spec["containers"].push_back(c);
+    }
+    if (pick(2)) spec["volumes"] = Json::parse(R"([{"name": "data", "emptyDir": {}}])");
+    if (pick(2)) spec["securityContext"] = Json::object();
+    if (pick(3) == 0) {
+      spec["securityContext"]["sysctls"] =
+          Json::parse(R"([{"name": "net.core.somaxconn", "value": "128"}])");
+    }
+    if (pick(3) == 0) spec["shareProcessNamespace"] = pick(2) == 0;
+    Tuning tuning;
+    if (pick(2)) tuning.go.gomaxprocs = pick(2) ? "auto" : "3";
+    if (pick(2)) tuning.go.gogc = "200";
+    if (pick(2)) tuning.sysctls["net.core.somaxconn"] = "4096";
+    if (pick(2)) tuning.sysctls["net.ipv4.tcp_tw_reuse"] = "1";
+    if (pick(2)) tuning.preload.tcp_no_delay = true;
+    if (pick(3) == 0) tuning.preload.allocator = Allocator::kMimalloc;
+    if (pick(3) == 0) tuning.placement = CpuPlacement::kPinned;
+    absl::StatusOr<Json> enrolled = EnrolledTemplate(t, Ctx(), opts);
+    absl::StatusOr<Json> tuned = TunedTemplate(t, tuning, kArmCanary, Ctx(), opts);
+    ASSERT_TRUE(enrolled.ok() && tuned.ok()) << t.dump();
+    ASSERT_EQ(TeamTemplate(*enrolled, opts), t) << "enrolled: " << enrolled->dump();
+    ASSERT_EQ(TeamTemplate(*tuned, opts), t) << "tuned: " << tuned->dump();
+    EXPECT_TRUE(LayerDifferences(*tuned, *tuned, opts).empty());
+    ++checked;
+  }
+  EXPECT_EQ(checked, 400);
+}
+
+TEST(LayerDifferencesTest, NamesWhatSomeoneElsesChangeTookOff) {
+  MutationOptions opts;
+  Json promoted = *TunedTemplate(Original(), SampleTuning(), kArmPromoted, Ctx(), opts);
+  EXPECT_THAT(LayerDifferences(promoted, promoted, opts), ::testing::IsEmpty());
+  // A change elsewhere in the template is no difference; neither are the API server's
+  // defaults in Booster's own containers.
+  Json edited = promoted;
+  edited["spec"]["containers"][0]["image"] = "shop/checkout:2";
+  for (Json& c : edited["spec"]["containers"]) c["terminationMessagePath"] = "/dev/termination-log";
+  EXPECT_THAT(LayerDifferences(edited, promoted, opts), ::testing::IsEmpty());
+
+  // The team's value of a knob the tuning set.
+  Json overridden = promoted;
+  for (Json& e : overridden["spec"]["containers"][0]["env"]) {
+    if (e["name"] == "GOMAXPROCS") e["value"] = "8";
+  }
+  EXPECT_THAT(LayerDifferences(overridden, promoted, opts),
+              ::testing::ElementsAre("env GOMAXPROCS of container app is \"8\", not \"1\""));
+
+  // Their manifest replaced the whole template: everything is named.
+  std::vector<std::string> gone = LayerDifferences(Original(), promoted, opts);
+  EXPECT_THAT(gone, ::testing::Contains("container booster-agent is missing"));
+  EXPECT_THAT(gone, ::testing::Contains("volume booster is missing"));
+  EXPECT_THAT(gone, ::testing::Contains("sysctl net.core.somaxconn is \"128\", not \"4096\""));
+  EXPECT_THAT(gone, ::testing::Contains("label booster.dev/arm is missing, not promoted"));
+
+  // The enrolled baseline is not the promoted tuning.
+  Json enrolled = *EnrolledTemplate(Original(), Ctx(), opts);
+  EXPECT_THAT(LayerDifferences(enrolled, promoted, opts),
+              ::testing::Contains("label booster.dev/arm is baseline, not promoted"));
+}
+
+TEST(TeamTemplateTest, ATemplateFromBeforeTheLayerRecordLosesBoostersPartsByName) {
+  MutationOptions opts;
+  // What an operator without the record wrote: the tuned template, minus the record, with
+  // the old shareProcessNamespace annotation.
+  Json old = *TunedTemplate(Original(), SampleTuningWithout(), kArmPromoted, Ctx(), opts);
+  old["metadata"]["annotations"].erase(kLayerAnnotation);
+  old["metadata"]["annotations"][kSharedPidAnnotation] = "added";
+  Json team = TeamTemplate(old, opts);
+  EXPECT_FALSE(HasLayer(team));
+  EXPECT_FALSE(IsEnrolled(team));
+  const Json& app = Container(team, "app");
+  EXPECT_EQ(Env(app, "LD_PRELOAD"), "<unset>");
+  EXPECT_EQ(Env(app, "BOOSTER_LISTEN_BACKLOG"), "<unset>");
+  EXPECT_EQ(Env(app, "GOMEMLIMIT"), "<unset>");
+  // The value the team had under GOMAXPROCS is not known any more: the tuning's goes.
+  EXPECT_EQ(Env(app, "GOMAXPROCS"), "<unset>");
+  EXPECT_FALSE(team["spec"].contains("shareProcessNamespace"));
+  EXPECT_EQ(team["spec"]["containers"][1], Original()["spec"]["containers"][1]);
+}
+
+TEST(EnrolledTemplateTest, RefusesATemplateThatUsesTheNamesOfBoostersParts) {
+  Json t = Original();
+  t["spec"]["volumes"] = Json::parse(R"([{"name": "booster", "emptyDir": {}}])");
+  absl::StatusOr<Json> e = EnrolledTemplate(t, Ctx(), MutationOptions{});
+  ASSERT_FALSE(e.ok());
+  EXPECT_THAT(std::string(e.status().message()),
+              HasSubstr("already has a volume named \"booster\""));
+}
+
+TEST(TemplateTuningTest, IsTheTuningOfATunedTemplateOnly) {
+  MutationOptions opts;
+  EXPECT_EQ(TemplateTuning(*TunedTemplate(Original(), SampleTuning(), kArmPromoted, Ctx(), opts)),
+            TuningToJson(SampleTuning()));
+  EXPECT_EQ(TemplateTuning(*EnrolledTemplate(Original(), Ctx(), opts)), std::nullopt);
+  EXPECT_EQ(TemplateTuning(Original()), std::nullopt);
 }
 
 TEST(MarkerTest, IdentifiesWhatTheOperatorWrote) {

@@ -639,7 +639,8 @@ void ParseAnalysis(const Json& j, AnalysisSpec& out, absl::Duration step_duratio
 void ParseRollout(const Json& j, RolloutSpec& out, Errors& errors) {
   const std::string p = "spec.rollout";
   if (!CheckObject(j, p,
-                   {"steps", "stepDuration", "progressDeadline", "paused", "hpaPolicy", "analysis"},
+                   {"steps", "stepDuration", "progressDeadline", "paused", "hpaPolicy",
+                    "onNewRevision", "analysis"},
                    errors)) {
     return;
   }
@@ -690,6 +691,9 @@ void ParseRollout(const Json& j, RolloutSpec& out, Errors& errors) {
   if (auto v = GetEnum(j, "hpaPolicy", p, {"Follow", "Pause", "Fixed"}, errors)) {
     out.hpa_policy = static_cast<HpaPolicy>(*v);
   }
+  if (auto v = GetEnum(j, "onNewRevision", p, {"Restart", "Rollback", "Reverify"}, errors)) {
+    out.on_new_revision = static_cast<NewRevisionPolicy>(*v);
+  }
   if (const Json* a = Field(j, "analysis")) {
     ParseAnalysis(*a, out.analysis, out.step_duration, errors);
   } else if (out.analysis.interval > out.step_duration) {
@@ -698,17 +702,6 @@ void ParseRollout(const Json& j, RolloutSpec& out, Errors& errors) {
   }
 }
 
-absl::string_view RestoreName(RestoreTemplate r) {
-  switch (r) {
-    case RestoreTemplate::kNone:
-      return "None";
-    case RestoreTemplate::kOriginal:
-      return "Original";
-    case RestoreTemplate::kBaseline:
-      return "Baseline";
-  }
-  return "None";
-}
 
 std::string StringAt(const Json& j, absl::string_view key) {
   const Json* v = Field(j, key);
@@ -888,6 +881,27 @@ absl::StatusOr<ProfileSpec> ParseSpec(const Json& spec) {
   return out;
 }
 
+absl::StatusOr<Tuning> TuningFromJson(const Json& tuning) {
+  Errors errors;
+  Tuning out;
+  // TuningToJson writes the Go knobs as the strings they become in the environment
+  // ("200"); the spec has them as integers.
+  Json j = tuning;
+  Json::json_pointer go("/runtime/go");
+  if (j.contains(go) && j.at(go).is_object()) {
+    for (const char* key : {"gomaxprocs", "gogc"}) {
+      Json& g = j.at(go);
+      int64_t v;
+      if (g.contains(key) && g[key].is_string() && absl::SimpleAtoi(g[key].get<std::string>(), &v)) {
+        g[key] = v;
+      }
+    }
+  }
+  ParseTuning(j, out, errors);
+  if (!errors.empty()) return absl::InvalidArgumentError(errors.Joined());
+  return out;
+}
+
 absl::StatusOr<Profile> ParseProfile(const Json& object) {
   if (!object.is_object()) return absl::InvalidArgumentError("a BoosterProfile is a JSON object");
   if (std::string kind = StringAt(object, "kind"); !kind.empty() && kind != kKind) {
@@ -901,6 +915,7 @@ absl::StatusOr<Profile> ParseProfile(const Json& object) {
   p.meta.name = StringAt(*meta, "name");
   p.meta.namespace_ = StringAt(*meta, "namespace");
   p.meta.uid = StringAt(*meta, "uid");
+  p.meta.resource_version = StringAt(*meta, "resourceVersion");
   p.meta.generation = IntAt(*meta, "generation");
   p.meta.deleting = !StringAt(*meta, "deletionTimestamp").empty();
   if (const Json* a = Field(*meta, "annotations"); a != nullptr && a->is_object()) {
@@ -933,16 +948,9 @@ RolloutStatus ParseStatus(const Json& j) {
   s.canary_name = StringAt(j, "canaryName");
   s.target_uid = StringAt(j, "targetUID");
   s.target_name = StringAt(j, "targetName");
-  s.target_template_hash = StringAt(j, "targetTemplateHash");
+  s.team_template_hash = StringAt(j, "teamTemplateHash");
   s.rollout_hash = StringAt(j, "rolloutHash");
-  if (const Json* o = Field(j, "originalTemplate")) {
-    s.original_template_annotation = StringAt(*o, "annotation");
-    s.original_template_hash = StringAt(*o, "hash");
-  }
-  std::string restore = StringAt(j, "restoreTemplate");
-  s.restore_template = restore == "Original"   ? RestoreTemplate::kOriginal
-                       : restore == "Baseline" ? RestoreTemplate::kBaseline
-                                               : RestoreTemplate::kNone;
+  s.baseline_tuning = StringAt(j, "baselineTuning");
   s.phase_start_time = TimeAt(j, "phaseStartTime");
   s.step_start_time = TimeAt(j, "stepStartTime");
   s.analysis_start_time = TimeAt(j, "analysisStartTime");
@@ -1007,13 +1015,9 @@ Json StatusToJson(const RolloutStatus& s) {
   if (!s.canary_name.empty()) j["canaryName"] = s.canary_name;
   if (!s.target_uid.empty()) j["targetUID"] = s.target_uid;
   if (!s.target_name.empty()) j["targetName"] = s.target_name;
-  if (!s.target_template_hash.empty()) j["targetTemplateHash"] = s.target_template_hash;
+  if (!s.team_template_hash.empty()) j["teamTemplateHash"] = s.team_template_hash;
   if (!s.rollout_hash.empty()) j["rolloutHash"] = s.rollout_hash;
-  if (!s.original_template_annotation.empty() || !s.original_template_hash.empty()) {
-    j["originalTemplate"] = {{"annotation", s.original_template_annotation},
-                             {"hash", s.original_template_hash}};
-  }
-  j["restoreTemplate"] = std::string(RestoreName(s.restore_template));
+  if (!s.baseline_tuning.empty()) j["baselineTuning"] = s.baseline_tuning;
   PutTime(j, "phaseStartTime", s.phase_start_time);
   PutTime(j, "stepStartTime", s.step_start_time);
   PutTime(j, "analysisStartTime", s.analysis_start_time);

@@ -42,6 +42,12 @@ enum class CpuPlacement { kNone, kSpread, kWholeCores, kPinned };
 enum class NumaPolicy { kNone, kPreferred, kAlign, kBind };
 enum class Allocator { kDefault, kJemalloc, kMimalloc, kTcmalloc };
 enum class HpaPolicy { kFollow, kPause, kFixed };
+// What a new revision of the target (someone else changed its pod template) does.
+enum class NewRevisionPolicy {
+  kRestart,   // in flight: the canary is rebuilt on it and the analysis restarts at step 1
+  kRollback,  // in flight: the rollout rolls back (terminal); the new revision is kept
+  kReverify,  // as Restart; and after promotion the tuning goes out as a canary again
+};
 enum class AnalysisMode { kTime, kMetrics };
 enum class InconclusivePolicy { kRollback, kPromote };
 
@@ -109,6 +115,7 @@ struct RolloutSpec {
   absl::Duration progress_deadline = absl::Minutes(10);
   bool paused = false;
   HpaPolicy hpa_policy = HpaPolicy::kFollow;
+  NewRevisionPolicy on_new_revision = NewRevisionPolicy::kRestart;
   AnalysisSpec analysis;
 };
 
@@ -171,13 +178,6 @@ struct HandledControls {
   bool operator==(const HandledControls&) const = default;
 };
 
-// Which template a rollback writes back into the target.
-enum class RestoreTemplate {
-  kNone,      // leave the target's template alone (canary rollback)
-  kOriginal,  // the pre-Booster template (enrollment failed or was aborted)
-  kBaseline,  // the template promotion replaced (promotion failed)
-};
-
 // status.arms: what the agents of each arm reported for the current step (the feedback
 // stream's windows, docs/feedback.md): pods that sent at least one window, and windows.
 struct ArmReport {
@@ -205,11 +205,14 @@ struct RolloutStatus {
   std::string canary_name;
   std::string target_uid;
   std::string target_name;  // the Deployment this rollout enrolled (and may hold)
-  std::string target_template_hash;
+  // Hash of the team's template (the target's without Booster's layer) that both arms
+  // run; another value on the target is a new revision by someone else.
+  std::string team_template_hash;
   std::string rollout_hash;
-  std::string original_template_annotation;
-  std::string original_template_hash;
-  RestoreTemplate restore_template = RestoreTemplate::kNone;
+  // The tuning the target's baseline arm carries during this rollout (TuningToJson, as
+  // text): the one an earlier rollout promoted, which a rollback keeps; "" = none (the
+  // target is only enrolled, and a rollback gives it back without Booster's layer).
+  std::string baseline_tuning;
   absl::Time phase_start_time = absl::InfinitePast();
   absl::Time step_start_time = absl::InfinitePast();
   absl::Time analysis_start_time = absl::InfinitePast();
@@ -227,6 +230,7 @@ struct ProfileMeta {
   std::string name;
   std::string namespace_;
   std::string uid;
+  std::string resource_version;
   int64_t generation = 0;
   std::map<std::string, std::string> annotations;
   std::vector<std::string> finalizers;
@@ -255,6 +259,9 @@ Json StatusToJson(const RolloutStatus& status);
 // Canonical JSON of the tuning (defaults filled in, keys sorted): what the canary runs,
 // the agent's BOOSTER_TUNING, and the input of RolloutHash.
 Json TuningToJson(const Tuning& tuning);
+// The tuning of a spec.tuning object (TuningToJson's output included), validated as
+// ParseSpec validates it.
+absl::StatusOr<Tuning> TuningFromJson(const Json& tuning);
 
 // A short hash of everything that defines what a rollout carries out (tuning, steps,
 // containers). Changing any of them restarts the rollout; pausing or changing durations

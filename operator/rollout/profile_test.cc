@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -54,6 +55,7 @@ TEST(ParseSpecTest, DefaultsMatchTheCrd) {
   EXPECT_EQ(spec->rollout.progress_deadline, absl::Minutes(10));
   EXPECT_FALSE(spec->rollout.paused);
   EXPECT_EQ(spec->rollout.hpa_policy, HpaPolicy::kFollow);
+  EXPECT_EQ(spec->rollout.on_new_revision, NewRevisionPolicy::kRestart);
   EXPECT_EQ(spec->rollout.analysis.mode, AnalysisMode::kTime);
   EXPECT_EQ(spec->rollout.analysis.max_extensions, 2);
   EXPECT_EQ(spec->rollout.analysis.min_samples, 10);
@@ -177,6 +179,8 @@ INSTANTIATE_TEST_SUITE_P(
                 "progressDeadline: must be between 10s and 24h"},
         BadSpec{"HpaPolicy", R"({)" TARGET R"(, "rollout": {"hpaPolicy": "Ignore"}})",
                 "use one of Follow, Pause, Fixed"},
+        BadSpec{"OnNewRevision", R"({)" TARGET R"(, "rollout": {"onNewRevision": "Ignore"}})",
+                "use one of Restart, Rollback, Reverify"},
         BadSpec{"MetricsModeWithoutMetrics",
                 R"({)" TARGET R"(, "rollout": {"analysis": {"mode": "Metrics"}}})",
                 "mode Metrics needs at least one metric"},
@@ -300,11 +304,9 @@ RolloutStatus FullStatus() {
   s.canary_replicas = 5;
   s.canary_name = "web-booster";
   s.target_uid = "uid-1";
-  s.target_template_hash = "aaaa";
+  s.team_template_hash = "aaaa";
   s.rollout_hash = "bbbb";
-  s.original_template_annotation = "booster.dev/original-template";
-  s.original_template_hash = "cccc";
-  s.restore_template = RestoreTemplate::kBaseline;
+  s.baseline_tuning = R"({"cpu":{"numa":"none","placement":"none"}})";
   s.phase_start_time = absl::FromUnixSeconds(1'700'000'000);
   s.step_start_time = absl::FromUnixSeconds(1'700'000'100);
   s.analysis_start_time = absl::FromUnixSeconds(1'700'000'160);
@@ -321,6 +323,32 @@ RolloutStatus FullStatus() {
   s.conditions.push_back(Condition{"Ready", "False", "Progressing", "step 2", 7,
                                    absl::FromUnixSeconds(1'700'000'000)});
   return s;
+}
+
+TEST(ParseSpecTest, OnNewRevisionTakesEachPolicy) {
+  for (const auto& [text, policy] :
+       {std::pair{"Restart", NewRevisionPolicy::kRestart},
+        std::pair{"Rollback", NewRevisionPolicy::kRollback},
+        std::pair{"Reverify", NewRevisionPolicy::kReverify}}) {
+    absl::StatusOr<ProfileSpec> spec = ParseSpec(Json::parse(absl::StrCat(
+        R"({"targetRef": {"kind": "Deployment", "name": "web"}, "rollout": {"onNewRevision": ")",
+        text, R"("}})")));
+    ASSERT_TRUE(spec.ok()) << spec.status();
+    EXPECT_EQ(spec->rollout.on_new_revision, policy) << text;
+  }
+}
+
+TEST(TuningFromJsonTest, ReadsBackWhatTuningToJsonWrites) {
+  absl::StatusOr<ProfileSpec> spec = ParseSpec(J(R"({"targetRef": {"kind": "Deployment", "name": "web"},
+      "tuning": {"cpu": {"placement": "whole-cores", "numa": "align"},
+                 "sysctls": {"net.core.somaxconn": 4096},
+                 "runtime": {"go": {"gomaxprocs": 4, "gogc": 200},
+                             "preload": {"listenBacklog": 4096, "allocator": "jemalloc"}}}})"));
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  absl::StatusOr<Tuning> back = TuningFromJson(TuningToJson(spec->tuning));
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(TuningToJson(*back), TuningToJson(spec->tuning));
+  EXPECT_FALSE(TuningFromJson(J(R"({"sysctls": {"vm.swappiness": 1}})")).ok());
 }
 
 TEST(StatusTest, RoundTripsThroughJson) {

@@ -69,10 +69,11 @@ bool Settled(const DeploymentView& d, int32_t want, absl::string_view marker) {
          (marker.empty() || TemplateMarker(d.pod_template) == marker);
 }
 
-// Every annotation Booster writes on a target Deployment.
-constexpr const char* kOurAnnotations[] = {kOriginalTemplateAnnotation, kBaselineTemplateAnnotation,
-                                           kScaledToAnnotation, kHolderAnnotation,
-                                           kHolderUidAnnotation};
+// Every annotation Booster writes on a target Deployment (and the snapshots older
+// operators wrote, so giving a target back removes them too).
+constexpr const char* kOurAnnotations[] = {kScaledToAnnotation, kHolderAnnotation,
+                                           kHolderUidAnnotation, kLegacyOriginalTemplateAnnotation,
+                                           kLegacyBaselineTemplateAnnotation};
 
 std::string AnnotationOf(const DeploymentView& d, const char* key) {
   auto it = d.annotations.find(key);
@@ -84,6 +85,11 @@ bool HasAnyOf(const DeploymentView& d) {
     if (d.annotations.count(key) > 0) return true;
   }
   return false;
+}
+
+bool HasLegacyAnnotations(const DeploymentView& d) {
+  return d.annotations.count(kLegacyOriginalTemplateAnnotation) > 0 ||
+         d.annotations.count(kLegacyBaselineTemplateAnnotation) > 0;
 }
 
 // "BoosterProfile other", "ReplicaSet x", or "no owner".
@@ -103,7 +109,10 @@ bool OwnedByProfileKind(const DeploymentView& d) {
 }
 
 // Builds JSON Patches for the target. Every patch starts with a test of the uid, so a
-// target deleted and re-created under the same name is never patched by mistake.
+// target deleted and re-created under the same name is never patched by mistake; a new
+// template is written only over the template it was planned on, and new replicas only
+// over the count they were planned on, so an edit or a scale someone made after the
+// observation makes the patch fail (422) instead of being overwritten.
 class TargetPatch {
  public:
   explicit TargetPatch(const DeploymentView& target) : target_(target) {
@@ -124,17 +133,25 @@ class TargetPatch {
     return SetAnnotation(kHolderUidAnnotation, meta.uid);
   }
   TargetPatch& Template(const Json& tmpl) {
+    ops_.push_back({{"op", "test"}, {"path", "/spec/template"}, {"value", target_.pod_template}});
     ops_.push_back({{"op", "replace"}, {"path", "/spec/template"}, {"value", tmpl}});
     return *this;
   }
   TargetPatch& Replicas(int32_t n) {
-    ops_.push_back({{"op", "add"}, {"path", "/spec/replicas"}, {"value", n}});
+    RawReplicas(n);
     return SetAnnotation(kScaledToAnnotation, absl::StrCat(n));
   }
   // spec.replicas alone, for unenrollment (no scaled-to marker is left behind).
   TargetPatch& RawReplicas(int32_t n) {
+    TestReplicas();
     ops_.push_back({{"op", "add"}, {"path", "/spec/replicas"}, {"value", n}});
     return *this;
+  }
+  // The scaled-to marker for the count the target has now (enrollment: the count it is
+  // taken over at), without writing the count.
+  TargetPatch& MarkReplicas() {
+    TestReplicas();
+    return SetAnnotation(kScaledToAnnotation, absl::StrCat(target_.spec_replicas));
   }
   // Removes every Booster annotation; drops the map when nothing else is in it, so an
   // unenrolled Deployment looks exactly as before.
@@ -152,6 +169,10 @@ class TargetPatch {
     for (const char* key : kOurAnnotations) RemoveAnnotation(key);
     return *this;
   }
+  TargetPatch& RemoveLegacyAnnotations() {
+    RemoveAnnotation(kLegacyOriginalTemplateAnnotation);
+    return RemoveAnnotation(kLegacyBaselineTemplateAnnotation);
+  }
   TargetPatch& SetAnnotation(absl::string_view key, const std::string& value) {
     EnsureAnnotations();
     ops_.push_back(
@@ -166,6 +187,12 @@ class TargetPatch {
   Json Build() const { return ops_; }
 
  private:
+  void TestReplicas() {
+    if (replicas_tested_) return;
+    replicas_tested_ = true;
+    ops_.push_back(
+        {{"op", "test"}, {"path", "/spec/replicas"}, {"value", target_.spec_replicas}});
+  }
   void EnsureAnnotations() {
     if (annotations_ensured_) return;
     annotations_ensured_ = true;
@@ -179,13 +206,32 @@ class TargetPatch {
   const DeploymentView& target_;
   Json ops_ = Json::array();
   bool annotations_ensured_ = false;
+  bool replicas_tested_ = false;
 };
+
+std::string RevisionPolicyName(NewRevisionPolicy p) {
+  switch (p) {
+    case NewRevisionPolicy::kRestart:
+      return "Restart";
+    case NewRevisionPolicy::kRollback:
+      return "Rollback";
+    case NewRevisionPolicy::kReverify:
+      return "Reverify";
+  }
+  return "Restart";
+}
 
 class Machine {
  public:
   Machine(const Profile& profile, const Observations& obs, VerdictSource& verdicts, absl::Time now,
           const MutationOptions& opts)
-      : p_(profile), obs_(obs), verdicts_(verdicts), now_(now), opts_(opts), s_(profile.status) {}
+      : p_(profile),
+        obs_(obs),
+        verdicts_(verdicts),
+        now_(now),
+        opts_(opts),
+        s_(profile.status),
+        team_(TeamTemplate(obs.target.pod_template, opts)) {}
 
   Plan Run();
 
@@ -218,16 +264,25 @@ class Machine {
     SetCondition(s_.conditions, type, status ? "True" : "False", reason, message, gen(), now_);
   }
 
+  // Claims the profile for this instance; false when the pass must stop here (a claim is
+  // on its way, or another instance has it).
+  bool ClaimProfile();
   void Finalize();
   // Ownership (docs/rollout.md). The holder of a Deployment is the profile whose uid its
   // kHolderUidAnnotation carries; a canary is ours when an owner reference names our uid.
+  // A target this profile enrolled whose holder annotations someone else's write removed
+  // (a `kubectl replace` of the whole Deployment) is still this profile's.
   bool HeldByMe(const DeploymentView& d) const {
-    return d.exists && AnnotationOf(d, kHolderUidAnnotation) == p_.meta.uid;
+    if (!d.exists) return false;
+    const std::string holder = AnnotationOf(d, kHolderUidAnnotation);
+    return holder == p_.meta.uid || (holder.empty() && !s_.target_uid.empty() &&
+                                     d.uid == s_.target_uid && InFlightOrPromoted());
   }
   bool HeldByOther(const DeploymentView& d) const {
     const std::string holder = AnnotationOf(d, kHolderUidAnnotation);
     return d.exists && !holder.empty() && holder != p_.meta.uid;
   }
+  bool InFlightOrPromoted() const { return InFlight(s_.phase) || s_.phase == Phase::kPromoted; }
   bool OwnsCanary() const;
   bool ForeignCanary() const { return canary().exists && !OwnsCanary(); }
   // Stands back from what another owns; true when the phase's handler must not run.
@@ -235,37 +290,40 @@ class Machine {
   // Sets the Conflict condition; true when it is new (so the caller announces it).
   bool ReportConflict(absl::string_view reason, const std::string& message);
   bool ReleasePreviousTarget();
-  // Writes back the pre-Booster template of `t` (a Deployment this profile holds), gives
-  // it all replicas of a rollout in flight and removes Booster's annotations. False when
-  // there is nothing left to do.
+  // Takes Booster's layer off the current template of `t` (a Deployment this profile
+  // holds), gives it all replicas of a rollout in flight and removes Booster's
+  // annotations. False when there is nothing left to do.
   bool Unenroll(const DeploymentView& t, const std::string& why);
   void HandleInvalidSpec();
   void HandleNamespaceRefused();
   bool CheckTarget();
   void MaybeRestart();
+  // Starts a rollout on the target as it is now (from Pending, or after promotion on a new
+  // revision with onNewRevision: Reverify). `keep_tuning`: a tuning this profile promoted
+  // earlier stays on the target as the baseline arm (a rollback keeps it).
+  void StartRollout(std::string reason, std::string message, bool keep_tuning);
   void Pending();
   void Enrolling();
   void Progressing();
   void Paused();
   void Promoting();
+  void Promoted();
   void RollingBack();
   void Converge();
   void FinishConditions();
 
   void EnterStep(int step);
-  void StartRollback(std::string reason, std::string message, RestoreTemplate restore);
-  // What a rollback of this rollout writes back: the template the target had when the
-  // rollout started (decided in Pending). kNone only in a status written before that rule.
-  RestoreTemplate StartTemplate() const {
-    return s_.restore_template == RestoreTemplate::kNone ? RestoreTemplate::kBaseline
-                                                         : s_.restore_template;
-  }
-  std::optional<Json> StartBaseline() const;
-  bool HasOurAnnotations() const { return HasAnyOf(target()); }
-  bool TargetEdited();
+  void Resplit();
+  void StartRollback(std::string reason, std::string message);
+  // The team's template changed since the rollout recorded it (a new image, `kubectl
+  // rollout restart`, their manifest applied): the new revision is kept, and the canary
+  // restarts on it at step 1 (or the rollout rolls back, onNewRevision: Rollback). True
+  // when the phase's handler must stop here.
+  bool NewRevision();
   bool CanaryRejected();
   void ReportReach();
   bool SpecChangedInFlight();
+  // A replica count someone else wrote on the target is the app's new total: re-split it.
   void FollowExternalScale();
   bool EffectivelyPaused(std::string* why) const;
   int Weight(int step) const {
@@ -273,11 +331,42 @@ class Machine {
                ? spec().rollout.steps[step - 1]
                : 0;
   }
-  std::optional<Json> SavedOriginal() const { return SavedOriginalOf(target()); }
-  static std::optional<Json> SavedOriginalOf(const DeploymentView& d);
-  std::optional<Json> ResolveOriginal();
   std::optional<int32_t> ScaledTo() const;
+
+  // The templates of this pass, all derived from the team's template as it is now (each
+  // built once per pass: s_.baseline_tuning and the spec do not change within one).
+  std::optional<Tuning> BaselineTuning() const;
+  const absl::StatusOr<Json>& BaselineTemplate() const;  // the target's during the rollout
+  const absl::StatusOr<Json>& CanaryTemplate() const;
+  const absl::StatusOr<Json>& PromotedTemplate() const;
+  // What a rollback gives the target: the team's template, with the tuning an earlier
+  // rollout promoted when there is one.
+  const absl::StatusOr<Json>& RestoredTemplate() const;
+  bool LayerIs(const Json& want) const {
+    return LayerDifferences(target().pod_template, want, opts_).empty();
+  }
+  // Memoizes `build` under `slot` for the rest of the pass.
+  template <typename F>
+  const absl::StatusOr<Json>& Once(std::optional<absl::StatusOr<Json>>& slot, F build) const {
+    if (!slot) slot = build();
+    return *slot;
+  }
+
   void Push(Action a) { actions_.push_back(std::move(a)); }
+  // One patch of the target: `tmpl` (if any) over the template observed, `replicas` (if
+  // >= 0; with the scaled-to marker unless `raw`), the claim, Booster's annotations removed.
+  struct TargetWrite {
+    ActionType type = ActionType::kScaleTarget;
+    const Json* tmpl = nullptr;
+    int32_t replicas = -1;
+    bool raw = false;
+    bool claim = false;
+    bool mark = false;  // the scaled-to marker for the count it has now
+    bool remove_annotations = false;
+    bool remove_legacy = false;
+    std::string message;
+  };
+  Action TargetAction(const DeploymentView& t, const TargetWrite& w) const;
   void PushScaleTarget(int32_t n);
   void PushCanary(const Json& tmpl, int32_t n);
   void PushDeleteCanary();
@@ -288,6 +377,8 @@ class Machine {
   const absl::Time now_;
   const MutationOptions& opts_;
   RolloutStatus s_;
+  const Json team_;  // the target's template without Booster's layer
+  mutable std::optional<absl::StatusOr<Json>> baseline_, canary_, promoted_, restored_;
   std::vector<Action> actions_;
   std::vector<Action> events_;
   absl::Duration requeue_ = absl::InfiniteDuration();
@@ -321,21 +412,38 @@ std::optional<int32_t> Machine::ScaledTo() const {
   return v;
 }
 
-// The template a promotion replaced (booster.dev/baseline-template), trusted only when it
-// is the template this rollout started from: an annotation left by an earlier rollout is
-// stale and must never be written back.
-std::optional<Json> Machine::StartBaseline() const {
-  auto it = target().annotations.find(kBaselineTemplateAnnotation);
-  if (it == target().annotations.end()) return std::nullopt;
-  std::optional<Json> baseline = ParseObject(it->second);
-  if (!baseline || TemplateHash(*baseline) != s_.target_template_hash) return std::nullopt;
-  return baseline;
+std::optional<Tuning> Machine::BaselineTuning() const {
+  if (s_.baseline_tuning.empty()) return std::nullopt;
+  std::optional<Json> j = ParseObject(s_.baseline_tuning);
+  if (!j) return std::nullopt;
+  absl::StatusOr<Tuning> t = TuningFromJson(*j);
+  if (!t.ok()) return std::nullopt;
+  return *std::move(t);
 }
 
-std::optional<Json> Machine::SavedOriginalOf(const DeploymentView& d) {
-  auto it = d.annotations.find(kOriginalTemplateAnnotation);
-  if (it == d.annotations.end()) return std::nullopt;
-  return ParseObject(it->second);
+const absl::StatusOr<Json>& Machine::BaselineTemplate() const {
+  return Once(baseline_, [&]() -> absl::StatusOr<Json> {
+    if (std::optional<Tuning> t = BaselineTuning()) {
+      return TunedTemplate(team_, *t, kArmPromoted, Ctx(), opts_);
+    }
+    return EnrolledTemplate(team_, Ctx(), opts_);
+  });
+}
+
+const absl::StatusOr<Json>& Machine::CanaryTemplate() const {
+  return Once(canary_, [&] { return TunedTemplate(team_, spec().tuning, kArmCanary, Ctx(), opts_); });
+}
+
+const absl::StatusOr<Json>& Machine::PromotedTemplate() const {
+  return Once(promoted_,
+              [&] { return TunedTemplate(team_, spec().tuning, kArmPromoted, Ctx(), opts_); });
+}
+
+const absl::StatusOr<Json>& Machine::RestoredTemplate() const {
+  return Once(restored_, [&]() -> absl::StatusOr<Json> {
+    if (BaselineTuning()) return BaselineTemplate();
+    return team_;
+  });
 }
 
 bool Machine::OwnsCanary() const {
@@ -421,7 +529,7 @@ bool Machine::CheckOwnership() {
       case Phase::kProgressing:
       case Phase::kPaused:
       case Phase::kPromoting:
-        StartRollback("CanaryNameTaken", msg + "; the target is restored", StartTemplate());
+        StartRollback("CanaryNameTaken", msg + "; the target is restored");
         return true;
       case Phase::kRollingBack:
         return false;  // restoring the target needs no canary
@@ -463,9 +571,8 @@ bool Machine::ReleasePreviousTarget() {
   s_.canary_weight = 0;
   s_.canary_replicas = 0;
   s_.extensions = 0;
-  s_.restore_template = RestoreTemplate::kNone;
-  s_.original_template_hash.clear();
-  s_.target_template_hash.clear();
+  s_.team_template_hash.clear();
+  s_.baseline_tuning.clear();
   s_.rollout_hash.clear();
   To(Phase::kPending, "TargetChanged",
      absl::StrCat("Deployment ", old.exists ? old.name : std::string("(gone)"),
@@ -473,56 +580,48 @@ bool Machine::ReleasePreviousTarget() {
   return true;
 }
 
-bool Machine::Unenroll(const DeploymentView& t, const std::string& why) {
-  const bool enrolled = IsEnrolled(t.pod_template);
-  if (!enrolled && !HasAnyOf(t)) return false;
+Action Machine::TargetAction(const DeploymentView& t, const TargetWrite& w) const {
   TargetPatch patch(t);
-  if (enrolled) {
-    std::optional<Json> saved = SavedOriginalOf(t);
-    patch.Template(saved ? *saved : StripEnrollment(t.pod_template, opts_));
+  if (w.claim) patch.Claim(p_.meta);
+  if (w.tmpl != nullptr) patch.Template(*w.tmpl);
+  if (w.replicas >= 0) {
+    if (w.raw) {
+      patch.RawReplicas(w.replicas);
+    } else {
+      patch.Replicas(w.replicas);
+    }
+  } else if (w.mark) {
+    patch.MarkReplicas();
   }
-  // Mid-rollout the target holds only part of N; give it all back.
-  if (InFlight(s_.phase) && s_.total_replicas > 0 && t.spec_replicas != s_.total_replicas) {
-    patch.RawReplicas(s_.total_replicas);
+  if (w.remove_annotations) {
+    patch.RemoveOurAnnotations();
+  } else if (w.remove_legacy) {
+    patch.RemoveLegacyAnnotations();
   }
-  patch.RemoveOurAnnotations();
   Action a;
-  a.type = ActionType::kRestoreTemplate;
+  a.type = w.type;
   a.name = t.name;
-  a.replicas = InFlight(s_.phase) ? s_.total_replicas : -1;
+  a.replicas = w.replicas;
   a.body = patch.Build();
-  a.message = why;
-  Push(std::move(a));
-  return true;
+  a.message = w.message;
+  return a;
 }
 
-// The target's pre-Booster template. Candidates: the saved annotation, the current
-// template if it is not enrolled, the current template stripped of enrollment. The one
-// recorded in status (by hash) wins; without a record (new rollout) the annotation is
-// trusted only if nobody edited the target since the operator last wrote it.
-std::optional<Json> Machine::ResolveOriginal() {
-  std::optional<Json> saved = SavedOriginal();
-  const Json& cur = target().pod_template;
-  std::vector<Json> candidates;
-  if (saved) candidates.push_back(*saved);
-  if (!IsEnrolled(cur)) candidates.push_back(cur);
-  candidates.push_back(StripEnrollment(cur, opts_));
-  if (!s_.original_template_hash.empty()) {
-    for (const Json& c : candidates) {
-      if (TemplateHash(c) == s_.original_template_hash) return c;
-    }
+bool Machine::Unenroll(const DeploymentView& t, const std::string& why) {
+  const bool layered = HasLayer(t.pod_template);
+  if (!layered && !HasAnyOf(t)) return false;
+  const Json team = TeamTemplate(t.pod_template, opts_);
+  TargetWrite w{.type = ActionType::kRestoreTemplate, .remove_annotations = true, .message = why};
+  if (layered) w.tmpl = &team;
+  // Mid-rollout the target holds only part of N; give it all back.
+  if (InFlight(s_.phase) && t.spec_replicas != s_.total_replicas) {
+    w.replicas = s_.total_replicas;
+    w.raw = true;
   }
-  Json chosen;
-  if (saved && IsEnrolled(cur) && TemplateHash(cur) == s_.target_template_hash) {
-    chosen = *saved;
-  } else if (!IsEnrolled(cur)) {
-    chosen = cur;
-  } else {
-    chosen = StripEnrollment(cur, opts_);
-  }
-  s_.original_template_hash = TemplateHash(chosen);
-  s_.original_template_annotation = kOriginalTemplateAnnotation;
-  return chosen;
+  Action a = TargetAction(t, w);
+  a.replicas = InFlight(s_.phase) ? s_.total_replicas : -1;
+  Push(std::move(a));
+  return true;
 }
 
 bool Machine::EffectivelyPaused(std::string* why) const {
@@ -542,19 +641,33 @@ bool Machine::EffectivelyPaused(std::string* why) const {
   return false;
 }
 
+void Machine::Resplit() {
+  if (s_.phase == Phase::kPromoting) {
+    s_.canary_replicas = std::min(s_.canary_replicas, s_.total_replicas);
+    s_.stable_replicas = s_.total_replicas - s_.canary_replicas;
+    return;
+  }
+  if (s_.current_step <= 0) {
+    s_.canary_replicas = 0;
+    s_.stable_replicas = s_.total_replicas;
+    return;
+  }
+  const Split split = SplitReplicas(s_.total_replicas, s_.canary_weight, obs_.hpa_min_replicas);
+  s_.stable_replicas = split.stable;
+  s_.canary_replicas = split.canary;
+}
+
 void Machine::EnterStep(int step) {
   s_.current_step = step;
   s_.canary_weight = Weight(step);
-  s_.canary_replicas = CanaryReplicas(s_.total_replicas, s_.canary_weight);
-  s_.stable_replicas = s_.total_replicas - s_.canary_replicas;
+  Resplit();
   s_.step_start_time = now_;
   s_.analysis_start_time = absl::InfinitePast();
   s_.extensions = 0;
   s_.arms.reset();
 }
 
-void Machine::StartRollback(std::string reason, std::string message, RestoreTemplate restore) {
-  s_.restore_template = restore;
+void Machine::StartRollback(std::string reason, std::string message) {
   s_.canary_weight = 0;
   s_.canary_replicas = 0;
   s_.stable_replicas = s_.total_replicas;
@@ -563,18 +676,37 @@ void Machine::StartRollback(std::string reason, std::string message, RestoreTemp
   To(Phase::kRollingBack, std::move(reason), std::move(message), /*warning=*/true);
 }
 
-// Someone else changed the target's template (kubectl edit, a new image) mid-rollout: the
-// canary no longer compares like with like. Roll back, leaving the user's template.
-bool Machine::TargetEdited() {
-  if (s_.target_template_hash.empty() ||
-      TemplateHash(target().pod_template) == s_.target_template_hash) {
+bool Machine::NewRevision() {
+  const std::string hash = TemplateHash(team_);
+  if (s_.team_template_hash.empty() || hash == s_.team_template_hash) return false;
+  s_.team_template_hash = hash;
+  const std::string what = absl::StrCat("the pod template of Deployment ", TargetName(),
+                                        " was changed by someone else (a new revision)");
+  SetCond(kConditionTargetModified, true, "NewRevision", what);
+  if (s_.phase == Phase::kEnrolling) {
+    // No canary yet: the new revision is simply the one enrolled.
+    Event(false, "NewRevision", absl::StrCat(what, "; enrolling the new revision"));
     return false;
   }
-  std::string msg = absl::StrCat("the pod template of Deployment ", TargetName(),
-                                 " was changed by someone else during the rollout; the canary "
-                                 "is deleted and the target keeps the new template");
-  SetCond(kConditionTargetModified, true, "TemplateChanged", msg);
-  StartRollback("TargetModified", msg, RestoreTemplate::kNone);
+  if (spec().rollout.on_new_revision == NewRevisionPolicy::kRollback) {
+    StartRollback("TargetModified",
+                  absl::StrCat(what, "; onNewRevision is Rollback: the canary is deleted and the "
+                                     "target keeps the new revision without the tuning"));
+    return true;
+  }
+  if (s_.phase == Phase::kPaused) {
+    if (s_.current_step > 0) EnterStep(1);
+    Event(false, "NewRevision",
+          absl::StrCat(what, "; new revision, restarting: still paused, back at step 1 with "
+                             "both arms on it"));
+    return false;
+  }
+  EnterStep(1);
+  To(Phase::kProgressing, "NewRevision",
+     absl::StrCat(what, "; new revision, restarting the canary on it: step 1 of ",
+                  spec().rollout.steps.size(), ": ", s_.canary_weight, "% on the canary (",
+                  s_.canary_replicas, " of ", s_.total_replicas,
+                  "), both arms on the new revision"));
   return true;
 }
 
@@ -587,14 +719,14 @@ bool Machine::CanaryRejected() {
     std::string msg = absl::StrCat(
         "step ", s_.current_step, ": the kubelet refused canary pod ", pod.name, " (",
         pod.reason, ": ", pod.message,
-        "); this tuning cannot run on the node, so the original pod template is restored");
+        "); this tuning cannot run on the node, so the target is restored");
     if (pod.reason == "SysctlForbidden") {
       absl::StrAppend(&msg,
                       ". Allow the sysctl on the nodes (kubelet --allowed-unsafe-sysctls) or "
                       "remove it from spec.tuning.sysctls");
     }
     SetCond(kConditionTuningRejected, true, pod.reason, msg);
-    StartRollback(pod.reason, msg, StartTemplate());
+    StartRollback(pod.reason, msg);
     return true;
   }
   return false;
@@ -632,9 +764,8 @@ bool Machine::SpecChangedInFlight() {
     // rollout_hash keeps the old value: once RolledBack, MaybeRestart sees the change
     // and starts the new rollout.
     StartRollback("SpecChanged",
-                  "the tuning changed during promotion; the previous template is written back "
-                  "and a new rollout follows",
-                  StartTemplate());
+                  "the tuning changed during promotion; the target gets its baseline back "
+                  "and a new rollout follows");
     return true;
   }
   s_.rollout_hash = hash;
@@ -654,32 +785,90 @@ bool Machine::SpecChangedInFlight() {
 }
 
 // The target's replicas differ from what the operator last wrote (the scaled-to
-// annotation): an HPA or a person scaled it. Follow/Pause take the new count as the
-// target's share of a new total; Fixed leaves status alone, so Converge scales it back.
+// annotation): a person, an HPA or KEDA scaled it, and the number they wrote is the total
+// the app should have — an HPA counts the canary's pods too, since they carry the app's
+// labels. Follow and Pause re-split that total at the current weight; Fixed leaves status
+// alone, so Converge scales the target back to its share.
 void Machine::FollowExternalScale() {
-  std::optional<int32_t> mine = ScaledTo();
-  if (!mine || target().spec_replicas == *mine) return;
-  if (spec().rollout.hpa_policy == HpaPolicy::kFixed) {
-    Event(false, "ExternalScaleReverted",
-          absl::StrCat("Deployment ", TargetName(), " was scaled to ", target().spec_replicas,
-                       " by someone else; hpaPolicy Fixed scales it back to ", s_.stable_replicas));
+  const int32_t now = target().spec_replicas;
+  if (std::optional<int32_t> mine = ScaledTo()) {
+    if (now == *mine) return;
+  } else if (now == s_.stable_replicas || now == s_.total_replicas) {
+    // The marker is gone (the Deployment was replaced): a count that is ours or the app's
+    // total is nothing new.
     return;
   }
-  int64_t total = static_cast<int64_t>(target().spec_replicas) + s_.canary_replicas;
-  s_.total_replicas = static_cast<int32_t>(std::min<int64_t>(total, INT32_MAX));
-  if (s_.current_step > 0) {
-    s_.canary_replicas = CanaryReplicas(s_.total_replicas, s_.canary_weight);
+  if (spec().rollout.hpa_policy == HpaPolicy::kFixed) {
+    Event(false, "ExternalScaleReverted",
+          absl::StrCat("Deployment ", TargetName(), " was scaled to ", now,
+                       " by someone else; hpaPolicy Fixed scales it back to ", s_.stable_replicas,
+                       " (the rollout's total stays ", s_.total_replicas, ")"));
+    return;
   }
-  s_.stable_replicas = s_.total_replicas - s_.canary_replicas;
+  const int32_t before = s_.total_replicas;
+  if (now == before) return;  // already the total (a scale seen before its marker moved)
+  s_.total_replicas = now;
+  Resplit();
+  if (now == 0) {
+    Event(false, "ScaledToZero",
+          absl::StrCat("Deployment ", TargetName(),
+                       " was scaled to 0 by someone else: the rollout holds (nothing to judge) "
+                       "until the app has pods again"));
+    return;
+  }
+  if (before == 0 && s_.current_step > 0 && s_.phase != Phase::kPromoting) {
+    // Pods again after a hold at 0: the step's window starts over on the new pods.
+    EnterStep(s_.current_step);
+  }
   Event(false, "ReplicasFollowed",
-        absl::StrCat("Deployment ", TargetName(), " was scaled to ", target().spec_replicas,
-                     " by someone else; the rollout now splits ", s_.total_replicas, " replicas: ",
-                     s_.stable_replicas, " stable, ", s_.canary_replicas, " canary"));
+        absl::StrCat("Deployment ", TargetName(), " was scaled to ", now,
+                     " by someone else, the app's total now; the rollout splits it ",
+                     s_.stable_replicas, " on the target, ", s_.canary_replicas, " on the canary"));
+}
+
+// Claims an unclaimed profile for this instance before anything else is written; another
+// instance's profile is left alone (Run turns the plan into an empty one).
+bool Machine::ClaimProfile() {
+  if (opts_.instance.empty()) return true;
+  const std::string claimer = Annotation(kInstanceAnnotation);
+  if (claimer == opts_.instance) return true;
+  if (!claimer.empty()) return false;
+  if (p_.meta.deleting && !HasFinalizer()) return false;  // going away; nothing to do
+  Json patch = Json::array();
+  patch.push_back({{"op", "test"}, {"path", "/metadata/uid"}, {"value", p_.meta.uid}});
+  if (!p_.meta.resource_version.empty()) {
+    patch.push_back({{"op", "test"},
+                     {"path", "/metadata/resourceVersion"},
+                     {"value", p_.meta.resource_version}});
+  }
+  if (p_.meta.annotations.empty()) {
+    patch.push_back({{"op", "add"},
+                     {"path", "/metadata/annotations"},
+                     {"value", {{kInstanceAnnotation, opts_.instance}}}});
+  } else {
+    patch.push_back({{"op", "add"},
+                     {"path", "/metadata/annotations/" + PointerKey(kInstanceAnnotation)},
+                     {"value", opts_.instance}});
+  }
+  if (!HasFinalizer() && !p_.meta.deleting) {
+    if (p_.meta.finalizers.empty()) {
+      patch.push_back({{"op", "add"}, {"path", "/metadata/finalizers"}, {"value", {kFinalizer}}});
+    } else {
+      patch.push_back({{"op", "add"}, {"path", "/metadata/finalizers/-"}, {"value", kFinalizer}});
+    }
+  }
+  Action a;
+  a.type = ActionType::kClaimProfile;
+  a.name = opts_.instance;
+  a.body = std::move(patch);
+  Push(std::move(a));
+  Requeue(kAfterTransition);
+  return false;
 }
 
 void Machine::Finalize() {
   SetCond(kConditionReady, false, "Finalizing",
-          "the profile is being deleted; restoring the target");
+          "the profile is being deleted; taking Booster's layer off the target");
   bool done = true;
   if (OwnsCanary()) {
     PushDeleteCanary();
@@ -687,14 +876,12 @@ void Machine::Finalize() {
   }
   // Only a target this profile holds is given back; one held by another profile (or by
   // none: this profile never enrolled it) is left alone.
+  const std::string why =
+      "unenroll: Booster's layer is taken off the target's current template";
   const DeploymentView& t = target();
-  if (HeldByMe(t) && Unenroll(t, "unenroll: the original pod template is written back")) {
-    done = false;
-  }
+  if (HeldByMe(t) && Unenroll(t, why)) done = false;
   const DeploymentView& old = obs_.previous_target;
-  if (HeldByMe(old) && Unenroll(old, "unenroll: the original pod template is written back")) {
-    done = false;
-  }
+  if (HeldByMe(old) && Unenroll(old, why)) done = false;
   if (done && HasFinalizer()) {
     Action a;
     a.type = ActionType::kRemoveFinalizer;
@@ -798,7 +985,9 @@ void Machine::MaybeRestart() {
   } else if (s_.phase == Phase::kFailed && s_.last_transition &&
              (s_.last_transition->reason == "InvalidSpec" ||
               (s_.last_transition->reason == "TargetDeleted" && target().exists) ||
-              (s_.last_transition->reason == "TemplateMismatch" && hash != s_.rollout_hash))) {
+              (s_.last_transition->reason == "TemplateMismatch" &&
+               (hash != s_.rollout_hash ||
+                (target().exists && TemplateHash(team_) != s_.team_template_hash))))) {
     reason = s_.last_transition->reason == "InvalidSpec" ? "SpecFixed" : "TargetFound";
     message = "the problem that stopped the rollout is gone; a new rollout starts";
   } else {
@@ -808,24 +997,16 @@ void Machine::MaybeRestart() {
   s_.canary_weight = 0;
   s_.canary_replicas = 0;
   s_.extensions = 0;
-  s_.restore_template = RestoreTemplate::kNone;
   s_.step_start_time = absl::InfinitePast();
   s_.analysis_start_time = absl::InfinitePast();
-  s_.original_template_hash.clear();
   s_.rollout_hash.clear();
   To(Phase::kPending, std::move(reason), std::move(message));
 }
 
-void Machine::Pending() {
-  if (!HasFinalizer()) {
-    Requeue(kAfterTransition);  // the AddFinalizer action must land before anything else
-    return;
-  }
+void Machine::StartRollout(std::string reason, std::string message, bool keep_tuning) {
   const DeploymentView& t = target();
   s_.target_uid = t.uid;
   s_.target_name = t.name;
-  s_.original_template_hash.clear();
-  if (!ResolveOriginal()) return;
   s_.rollout_hash = RolloutHash(spec());
   s_.canary_name = t.name + "-booster";
   s_.original_replicas = t.spec_replicas;
@@ -835,21 +1016,47 @@ void Machine::Pending() {
   s_.canary_weight = 0;
   s_.current_step = 0;
   s_.extensions = 0;
-  // A rollback restores the template the target has now: the pre-Booster original for a
-  // target this rollout enrolls, or, for one a previous rollout enrolled (and perhaps
-  // promoted), this very template, identified by target_template_hash.
-  s_.restore_template =
-      IsEnrolled(t.pod_template) ? RestoreTemplate::kBaseline : RestoreTemplate::kOriginal;
-  s_.target_template_hash = TemplateHash(t.pod_template);
+  s_.team_template_hash = TemplateHash(team_);
+  // A target an earlier rollout of this profile promoted keeps that tuning as its baseline
+  // arm: the new canary is compared with what runs now, and a rollback keeps it.
+  s_.baseline_tuning.clear();
+  baseline_.reset();
+  restored_.reset();
+  const std::string profile_ref = p_.meta.namespace_ + "/" + p_.meta.name;
+  if (keep_tuning && TemplateArm(t.pod_template) == kArmPromoted &&
+      t.pod_template.contains("metadata") &&
+      t.pod_template["metadata"].value("annotations", Json::object()).value(kProfileAnnotation,
+                                                                              "") == profile_ref) {
+    if (std::optional<Json> tuning = TemplateTuning(t.pod_template)) {
+      s_.baseline_tuning = tuning->dump();
+      baseline_.reset();
+      restored_.reset();
+    }
+  }
   s_.analysis_start_time = absl::InfinitePast();
   s_.step_start_time = now_;
   SetCond(kConditionTargetModified, false, "Unchanged", "");
   SetCond(kConditionTuningRejected, false, "Admitted", "");
   SetCondition(s_.conditions, kConditionTuningReached, "Unknown", "NoReport",
                "no canary agent has reported yet", gen(), now_);
-  To(Phase::kEnrolling, "Enrolling",
-     absl::StrCat("enrolling Deployment ", t.name,
-                  ": agent sidecar in observe mode and the dormant runtime library"));
+  s_.conditions.erase(std::remove_if(s_.conditions.begin(), s_.conditions.end(),
+                                     [](const Condition& c) {
+                                       return c.type == kConditionLayerIntact;
+                                     }),
+                      s_.conditions.end());
+  To(Phase::kEnrolling, std::move(reason), std::move(message));
+}
+
+void Machine::Pending() {
+  if (!HasFinalizer()) {
+    Requeue(kAfterTransition);  // the AddFinalizer action must land before anything else
+    return;
+  }
+  const DeploymentView& t = target();
+  StartRollout("Enrolling",
+               absl::StrCat("enrolling Deployment ", t.name,
+                            ": agent sidecar in observe mode and the dormant runtime library"),
+               /*keep_tuning=*/true);
 }
 
 void Machine::Enrolling() {
@@ -859,22 +1066,18 @@ void Machine::Enrolling() {
   if (!abort.empty() && abort != s_.handled.abort) {
     s_.handled.abort = abort;
     StartRollback("Aborted",
-                  "aborted by annotation during enrollment; the original pod "
-                  "template is restored",
-                  StartTemplate());
+                  "aborted by annotation during enrollment; Booster's layer is taken off the "
+                  "target");
     return;
   }
-  std::optional<Json> orig = ResolveOriginal();
-  absl::StatusOr<Json> enrolled = EnrolledTemplate(*orig, Ctx(), opts_);
-  if (!enrolled.ok()) {
-    To(Phase::kFailed, "TemplateMismatch", std::string(enrolled.status().message()), true);
+  NewRevision();
+  const absl::StatusOr<Json>& baseline = BaselineTemplate();
+  if (!baseline.ok()) {
+    To(Phase::kFailed, "TemplateMismatch", std::string(baseline.status().message()), true);
     return;
   }
-  std::optional<Json> saved = SavedOriginal();
-  const bool annotation_ok = saved && TemplateHash(*saved) == s_.original_template_hash;
-  if (IsEnrolled(t.pod_template) && annotation_ok && HeldByMe(t) &&
+  if (AnnotationOf(t, kHolderUidAnnotation) == p_.meta.uid && LayerIs(*baseline) &&
       Settled(t, t.spec_replicas, "")) {
-    s_.target_template_hash = TemplateHash(t.pod_template);
     s_.total_replicas = t.spec_replicas;
     s_.stable_replicas = t.spec_replicas;
     std::string why;
@@ -894,21 +1097,20 @@ void Machine::Enrolling() {
         "ProgressDeadlineExceeded",
         absl::StrCat("the enrolled pods of Deployment ", t.name, " were not ready within ",
                      FormatGoDuration(spec().rollout.progress_deadline),
-                     "; the original pod template is restored"),
-        StartTemplate());
+                     "; Booster's layer is taken off the target"));
     return;
   }
   Requeue(kWaitForPods);
 }
 
 void Machine::Progressing() {
-  if (TargetEdited() || SpecChangedInFlight()) return;
-  FollowExternalScale();
+  FollowExternalScale();  // first: a restart below splits the app's current total
+  if (NewRevision() || SpecChangedInFlight()) return;
+  Resplit();  // an HPA's minReplicas may have moved
   const std::string abort = Annotation(kAnnotationAbort);
   if (!abort.empty() && abort != s_.handled.abort) {
     s_.handled.abort = abort;
-    StartRollback("Aborted", absl::StrCat("aborted by annotation at step ", s_.current_step),
-                  StartTemplate());
+    StartRollback("Aborted", absl::StrCat("aborted by annotation at step ", s_.current_step));
     return;
   }
   const std::string promote = Annotation(kAnnotationPromoteNow);
@@ -926,24 +1128,23 @@ void Machine::Progressing() {
     To(Phase::kPaused, "Paused", absl::StrCat("paused at step ", s_.current_step, ": ", why));
     return;
   }
-  std::optional<Json> orig = SavedOriginal();
-  if (!orig) {
-    std::string msg = absl::StrCat("the annotation ", kOriginalTemplateAnnotation,
-                                   " of Deployment ", TargetName(), " was removed or damaged");
-    SetCond(kConditionTargetModified, true, "OriginalTemplateLost", msg);
-    StartRollback("TargetModified", msg, StartTemplate());
-    return;
-  }
-  absl::StatusOr<Json> canary_tmpl = TunedTemplate(*orig, spec().tuning, kArmCanary, Ctx(), opts_);
-  if (!canary_tmpl.ok()) {
-    StartRollback("TemplateMismatch", std::string(canary_tmpl.status().message()),
-                  StartTemplate());
+  const absl::StatusOr<Json>& canary_tmpl = CanaryTemplate();
+  const absl::StatusOr<Json>& baseline = BaselineTemplate();
+  if (!canary_tmpl.ok() || !baseline.ok()) {
+    StartRollback("TemplateMismatch",
+                  std::string((canary_tmpl.ok() ? baseline : canary_tmpl).status().message()));
     return;
   }
   if (CanaryRejected()) return;
   ReportReach();
+  if (s_.total_replicas == 0) {
+    // Scaled to 0 by someone else: nothing runs, nothing to judge, no deadline.
+    s_.analysis_start_time = absl::InfinitePast();
+    Requeue(kWaitForTarget);
+    return;
+  }
   const bool ready = Settled(canary(), s_.canary_replicas, TemplateMarker(*canary_tmpl)) &&
-                     Settled(target(), s_.stable_replicas, "");
+                     Settled(target(), s_.stable_replicas, "") && LayerIs(*baseline);
   if (!ready) {
     if (now_ - s_.step_start_time > spec().rollout.progress_deadline) {
       StartRollback(
@@ -951,8 +1152,7 @@ void Machine::Progressing() {
           absl::StrCat("step ", s_.current_step, ": the pods were not ready within ",
                        FormatGoDuration(spec().rollout.progress_deadline), " (canary ",
                        canary().available_replicas, "/", s_.canary_replicas, " available, target ",
-                       target().available_replicas, "/", s_.stable_replicas, ")"),
-          StartTemplate());
+                       target().available_replicas, "/", s_.stable_replicas, ")"));
       return;
     }
     s_.analysis_start_time = absl::InfinitePast();
@@ -1005,8 +1205,7 @@ void Machine::Progressing() {
     case VerdictKind::kFail:
       record("Fail");
       StartRollback("AnalysisFailed",
-                    absl::StrCat("step ", s_.current_step, " failed: ", v.message),
-                    StartTemplate());
+                    absl::StrCat("step ", s_.current_step, " failed: ", v.message));
       return;
     case VerdictKind::kInconclusive:
       record("Inconclusive");
@@ -1026,22 +1225,21 @@ void Machine::Progressing() {
       } else {
         StartRollback("AnalysisInconclusive",
                       absl::StrCat("step ", s_.current_step, " still inconclusive after ",
-                                   s_.extensions, " extensions: ", v.message),
-                      StartTemplate());
+                                   s_.extensions, " extensions: ", v.message));
       }
       return;
   }
 }
 
 void Machine::Paused() {
-  if (TargetEdited() || SpecChangedInFlight()) return;
-  FollowExternalScale();
+  FollowExternalScale();  // first: a restart below splits the app's current total
+  if (NewRevision() || SpecChangedInFlight()) return;
+  Resplit();
   const std::string abort = Annotation(kAnnotationAbort);
   if (!abort.empty() && abort != s_.handled.abort) {
     s_.handled.abort = abort;
     StartRollback("Aborted",
-                  absl::StrCat("aborted by annotation while paused at step ", s_.current_step),
-                  StartTemplate());
+                  absl::StrCat("aborted by annotation while paused at step ", s_.current_step));
     return;
   }
   const std::string promote = Annotation(kAnnotationPromoteNow);
@@ -1062,24 +1260,19 @@ void Machine::Paused() {
 }
 
 void Machine::Promoting() {
-  if (SpecChangedInFlight()) return;
+  FollowExternalScale();  // first: a restart below splits the app's current total
+  if (NewRevision() || SpecChangedInFlight()) return;
   const std::string abort = Annotation(kAnnotationAbort);
   if (!abort.empty() && abort != s_.handled.abort) {
     s_.handled.abort = abort;
     StartRollback("Aborted",
-                  "aborted by annotation during promotion; the template promotion "
-                  "replaced is written back",
-                  StartTemplate());
+                  "aborted by annotation during promotion; the target gets its baseline back");
     return;
   }
-  std::optional<Json> orig = SavedOriginal();
-  absl::StatusOr<Json> promoted =
-      orig ? TunedTemplate(*orig, spec().tuning, kArmPromoted, Ctx(), opts_)
-           : absl::StatusOr<Json>(absl::FailedPreconditionError("original template lost"));
+  const absl::StatusOr<Json>& promoted = PromotedTemplate();
   if (!promoted.ok()) {
-    StartRollback("TargetModified",
-                  absl::StrCat("cannot build the promoted template: ", promoted.status().message()),
-                  StartTemplate());
+    StartRollback("TemplateMismatch", absl::StrCat("cannot build the promoted template: ",
+                                                   promoted.status().message()));
     return;
   }
   const std::string marker = TemplateMarker(*promoted);
@@ -1090,11 +1283,12 @@ void Machine::Promoting() {
                                   : OwnsCanary() && canary().spec_replicas == s_.canary_replicas;
   if (Settled(target(), h, marker) && canary_settled) {
     if (h >= n) {
-      s_.target_template_hash = TemplateHash(target().pod_template);
       s_.current_step = static_cast<int>(spec().rollout.steps.size());
       s_.canary_weight = 0;
       s_.canary_replicas = 0;
       s_.stable_replicas = n;
+      SetCond(kConditionLayerIntact, true, "Intact",
+              "the target carries the promoted tuning, every part of it");
       To(Phase::kPromoted, "Promoted",
          absl::StrCat("Deployment ", TargetName(), " runs the tuning on all ", n,
                       " replicas; the canary is deleted"));
@@ -1111,29 +1305,60 @@ void Machine::Promoting() {
         "ProgressDeadlineExceeded",
         absl::StrCat("the promoted pods of Deployment ", TargetName(), " were not ready within ",
                      FormatGoDuration(spec().rollout.progress_deadline),
-                     "; the previous template is written back"),
-        StartTemplate());
+                     "; the target gets its baseline back"));
     return;
   }
   Requeue(kWaitForPods);
 }
 
-void Machine::RollingBack() {
-  const DeploymentView& t = target();
-  bool template_done = true;
-  if (s_.restore_template == RestoreTemplate::kOriginal) {
-    template_done = !IsEnrolled(t.pod_template) && !HasOurAnnotations();
-  } else if (s_.restore_template == RestoreTemplate::kBaseline) {
-    std::optional<Json> baseline = StartBaseline();
-    template_done = !baseline || TemplateMarker(t.pod_template) == TemplateMarker(*baseline);
-  }
-  if (!OwnsCanary() && template_done && Settled(t, s_.total_replicas, "")) {
-    // Only a template this rollback wrote becomes the operator's own; after a
-    // TargetModified rollback the user's edit must keep looking like an edit, so the next
-    // rollout re-derives the original from it.
-    if (s_.restore_template != RestoreTemplate::kNone) {
-      s_.target_template_hash = TemplateHash(t.pod_template);
+// After promotion the Deployment is the team's again (replicas, revisions); Booster keeps
+// its layer on it and watches that it stays there.
+void Machine::Promoted() {
+  const std::string hash = TemplateHash(team_);
+  if (!s_.team_template_hash.empty() && hash != s_.team_template_hash) {
+    s_.team_template_hash = hash;
+    if (spec().rollout.on_new_revision == NewRevisionPolicy::kReverify) {
+      StartRollout("NewRevision",
+                   absl::StrCat("Deployment ", TargetName(),
+                                " got a new revision from someone else; onNewRevision is "
+                                "Reverify: the tuning goes out as a canary again, from a "
+                                "baseline without it"),
+                   /*keep_tuning=*/false);
+      return;
     }
+    Event(false, "NewRevision",
+          absl::StrCat("Deployment ", TargetName(),
+                       " got a new revision from someone else; the promoted tuning stays on it"));
+  }
+  const absl::StatusOr<Json>& promoted = PromotedTemplate();
+  if (!promoted.ok()) return;
+  const std::vector<std::string> missing =
+      LayerDifferences(target().pod_template, *promoted, opts_);
+  if (missing.empty()) {
+    SetCond(kConditionLayerIntact, true, "Intact",
+            "the target carries the promoted tuning, every part of it");
+    return;
+  }
+  const std::string msg = absl::StrCat(
+      "someone else's change took part of the promoted tuning off Deployment ", TargetName(),
+      ": ", absl::StrJoin(missing, "; "),
+      ". Booster does not put it back untested: annotate the profile booster.dev/retry to send "
+      "it out as a canary again");
+  const Condition* before = FindCondition(s_.conditions, kConditionLayerIntact);
+  const bool changed = before == nullptr || before->status != "False" || before->message != msg;
+  SetCond(kConditionLayerIntact, false, "RemovedByOthers", msg);
+  if (changed) Event(true, "LayerRemoved", msg);
+}
+
+void Machine::RollingBack() {
+  FollowExternalScale();  // the target gets the app's whole current total
+  const DeploymentView& t = target();
+  const absl::StatusOr<Json>& restored = RestoredTemplate();
+  const bool template_done =
+      BaselineTuning() ? (!restored.ok() || LayerIs(*restored))
+                       : !HasLayer(t.pod_template) && !HasAnyOf(t);
+  if (!OwnsCanary() && template_done && Settled(t, s_.total_replicas, "")) {
+    s_.team_template_hash = TemplateHash(team_);
     const std::string why = s_.last_transition ? s_.last_transition->message : "";
     To(Phase::kRolledBack, "RolledBack",
        absl::StrCat("Deployment ", t.name, " is back to ", s_.total_replicas,
@@ -1152,12 +1377,7 @@ void Machine::RollingBack() {
 }
 
 void Machine::PushScaleTarget(int32_t n) {
-  Action a;
-  a.type = ActionType::kScaleTarget;
-  a.name = target().name;
-  a.replicas = n;
-  a.body = TargetPatch(target()).Replicas(n).Build();
-  Push(std::move(a));
+  Push(TargetAction(target(), TargetWrite{.replicas = n}));
 }
 
 // Creates the canary, or patches ours (after a test of its uid). A Deployment of that name
@@ -1198,13 +1418,19 @@ void Machine::Converge() {
   const DeploymentView& t = target();
   const DeploymentView& c = canary();
   std::vector<Action> lower, raise;
-  auto scale_target = [&](int32_t n) {
-    if (t.spec_replicas == n && ScaledTo() == n) return;
-    size_t before = actions_.size();
-    PushScaleTarget(n);
-    Action a = std::move(actions_.back());
-    actions_.resize(before);
-    (n < t.spec_replicas ? lower : raise).push_back(std::move(a));
+  auto put = [&](Action a) {
+    (a.replicas >= 0 && a.replicas < t.spec_replicas ? lower : raise).push_back(std::move(a));
+  };
+  // The target gets `tmpl` (unless its layer is that already) and `n` replicas.
+  auto write_target = [&](const Json* tmpl, int32_t n, ActionType type) {
+    TargetWrite w{.type = type};
+    if (tmpl != nullptr && !LayerIs(*tmpl)) w.tmpl = tmpl;
+    // The holder annotations were lost (the Deployment was replaced): claimed again.
+    w.claim = AnnotationOf(t, kHolderUidAnnotation) != p_.meta.uid;
+    if (t.spec_replicas != n || ScaledTo() != n) w.replicas = n;
+    if (w.tmpl == nullptr && w.replicas < 0 && !w.claim) return;
+    if (w.tmpl == nullptr) w.type = ActionType::kScaleTarget;
+    put(TargetAction(t, w));
   };
   auto apply_canary = [&](const Json& tmpl, int32_t n) {
     if (ForeignCanary()) return;  // never ours to write
@@ -1222,111 +1448,89 @@ void Machine::Converge() {
     case Phase::kPending:
       break;
     case Phase::kEnrolling: {
-      std::optional<Json> orig = ResolveOriginal();
-      std::optional<Json> saved = SavedOriginal();
-      const bool annotation_ok = saved && TemplateHash(*saved) == s_.original_template_hash;
-      if (IsEnrolled(t.pod_template) && annotation_ok && HeldByMe(t)) break;
-      absl::StatusOr<Json> enrolled = EnrolledTemplate(*orig, Ctx(), opts_);
-      if (!enrolled.ok()) break;
-      TargetPatch patch(t);
-      patch.Claim(p_.meta);
-      if (!IsEnrolled(t.pod_template)) patch.Template(*enrolled);
-      patch.SetAnnotation(kOriginalTemplateAnnotation, orig->dump());
-      Action a;
-      a.type = ActionType::kEnrollTarget;
-      a.name = t.name;
-      a.body = patch.Build();
-      Push(std::move(a));
+      const absl::StatusOr<Json>& baseline = BaselineTemplate();
+      if (!baseline.ok()) break;
+      const bool layer = LayerIs(*baseline);
+      if (layer && HeldByMe(t) && ScaledTo() == t.spec_replicas && !HasLegacyAnnotations(t) &&
+          AnnotationOf(t, kHolderUidAnnotation) == p_.meta.uid) {
+        break;
+      }
+      // Claims the target and takes it over at the replicas it has; the template only if
+      // its layer is not the baseline's already (a target promoted earlier keeps its pods).
+      TargetWrite w{.type = ActionType::kEnrollTarget,
+                    .claim = true,
+                    .mark = true,
+                    .remove_legacy = true};
+      if (!layer) w.tmpl = &*baseline;
+      Push(TargetAction(t, w));
       break;
     }
     case Phase::kProgressing:
     case Phase::kPaused: {
+      const absl::StatusOr<Json>& baseline = BaselineTemplate();
+      const absl::StatusOr<Json>& tmpl = CanaryTemplate();
+      if (!baseline.ok() || !tmpl.ok()) break;
       if (s_.current_step == 0) {
         PushDeleteCanary();
+        write_target(&*baseline, s_.stable_replicas, ActionType::kEnrollTarget);
         break;
       }
-      std::optional<Json> orig = SavedOriginal();
-      if (!orig) break;
-      absl::StatusOr<Json> tmpl = TunedTemplate(*orig, spec().tuning, kArmCanary, Ctx(), opts_);
-      if (!tmpl.ok()) break;
       if (!c.exists) {
         // Created empty first: if the name is taken meanwhile the create fails and the
         // target has not given up a replica for a canary that cannot be.
         apply_canary(*tmpl, 0);
         break;
       }
-      scale_target(s_.stable_replicas);
+      write_target(&*baseline, s_.stable_replicas, ActionType::kEnrollTarget);
       apply_canary(*tmpl, s_.canary_replicas);
       break;
     }
     case Phase::kPromoting: {
-      std::optional<Json> orig = SavedOriginal();
-      if (!orig) break;
-      absl::StatusOr<Json> promoted =
-          TunedTemplate(*orig, spec().tuning, kArmPromoted, Ctx(), opts_);
+      const absl::StatusOr<Json>& promoted = PromotedTemplate();
       if (!promoted.ok()) break;
       if (TemplateMarker(t.pod_template) != TemplateMarker(*promoted)) {
-        Action a;
-        a.type = ActionType::kPromoteTemplate;
-        a.name = t.name;
-        a.replicas = s_.stable_replicas;
-        a.body = TargetPatch(t)
-                     .Template(*promoted)
-                     .SetAnnotation(kBaselineTemplateAnnotation, t.pod_template.dump())
-                     .Replicas(s_.stable_replicas)
-                     .Build();
-        (s_.stable_replicas < t.spec_replicas ? lower : raise).push_back(std::move(a));
-      } else {
-        scale_target(s_.stable_replicas);
+        TargetWrite w{.type = ActionType::kPromoteTemplate, .tmpl = &*promoted};
+        w.replicas = s_.stable_replicas;
+        put(TargetAction(t, w));
+      } else if (t.spec_replicas != s_.stable_replicas || ScaledTo() != s_.stable_replicas) {
+        PushScaleTarget(s_.stable_replicas);
+        put(std::move(actions_.back()));
+        actions_.pop_back();
       }
       if (OwnsCanary() && c.spec_replicas != s_.canary_replicas) {
         // Only the count changes: the canary keeps the template it was judged with.
         Json tmpl = c.pod_template;
         apply_canary(tmpl, s_.canary_replicas);
       } else if (!c.exists && s_.canary_replicas > 0) {
-        absl::StatusOr<Json> tmpl = TunedTemplate(*orig, spec().tuning, kArmCanary, Ctx(), opts_);
+        const absl::StatusOr<Json>& tmpl = CanaryTemplate();
         if (tmpl.ok()) apply_canary(*tmpl, 0);  // empty first, as in Progressing
       }
       break;
     }
     case Phase::kRollingBack: {
       PushDeleteCanary();
-      if (s_.restore_template == RestoreTemplate::kOriginal) {
-        // Unenroll exactly: the saved original verbatim (the Deployment controller then
-        // reuses the old ReplicaSet, same pod-template-hash), N replicas, and none of
-        // Booster's annotations left on the Deployment.
-        const bool enrolled = IsEnrolled(t.pod_template);
+      const absl::StatusOr<Json>& restored = RestoredTemplate();
+      if (!restored.ok()) break;
+      if (!BaselineTuning()) {
+        // Unenroll: the layer taken off the current template (byte for byte the team's,
+        // so the Deployment controller reuses its ReplicaSet when nobody edited it), N
+        // replicas, and none of Booster's annotations left on the Deployment.
+        const bool layered = HasLayer(t.pod_template);
         const bool resize = t.spec_replicas != s_.total_replicas;
-        if (!enrolled && !resize && !HasOurAnnotations()) break;
-        TargetPatch patch(t);
-        if (enrolled) patch.Template(*ResolveOriginal());
-        if (resize) patch.RawReplicas(s_.total_replicas);
-        patch.RemoveOurAnnotations();
-        Action a;
-        a.type = enrolled ? ActionType::kRestoreTemplate : ActionType::kScaleTarget;
-        a.name = t.name;
+        if (!layered && !resize && !HasAnyOf(t)) break;
+        TargetWrite w{.type = layered ? ActionType::kRestoreTemplate : ActionType::kScaleTarget,
+                      .remove_annotations = true};
+        if (layered) w.tmpl = &*restored;
+        if (resize) {
+          w.replicas = s_.total_replicas;
+          w.raw = true;
+        }
+        Action a = TargetAction(t, w);
         a.replicas = s_.total_replicas;
-        a.body = patch.Build();
-        (resize && s_.total_replicas < t.spec_replicas ? lower : raise).push_back(std::move(a));
+        put(std::move(a));
         break;
       }
-      std::optional<Json> baseline =
-          s_.restore_template == RestoreTemplate::kBaseline ? StartBaseline() : std::nullopt;
-      if (baseline && TemplateMarker(t.pod_template) != TemplateMarker(*baseline)) {
-        TargetPatch patch(t);
-        patch.Template(*baseline);
-        if (t.spec_replicas != s_.total_replicas || ScaledTo() != s_.total_replicas) {
-          patch.Replicas(s_.total_replicas);
-        }
-        Action a;
-        a.type = ActionType::kRestoreTemplate;
-        a.name = t.name;
-        a.replicas = s_.total_replicas;
-        a.body = patch.Build();
-        (s_.total_replicas < t.spec_replicas ? lower : raise).push_back(std::move(a));
-      } else {
-        scale_target(s_.total_replicas);
-      }
+      write_target(&*restored, s_.total_replicas, ActionType::kRestoreTemplate);
       break;
     }
     case Phase::kPromoted:
@@ -1342,7 +1546,12 @@ void Machine::Converge() {
 void Machine::FinishConditions() {
   const Phase ph = s_.phase;
   if (ph == Phase::kPromoted) {
-    SetCond(kConditionReady, true, "Promoted", "the tuning is promoted into the target");
+    const Condition* layer = FindCondition(s_.conditions, kConditionLayerIntact);
+    if (layer != nullptr && layer->status == "False") {
+      SetCond(kConditionReady, false, "LayerRemoved", layer->message);
+    } else {
+      SetCond(kConditionReady, true, "Promoted", "the tuning is promoted into the target");
+    }
   } else if (!p_.meta.deleting) {
     std::string msg = s_.last_transition ? s_.last_transition->message : "";
     SetCond(kConditionReady, false, std::string(PhaseName(ph)), msg);
@@ -1353,9 +1562,14 @@ void Machine::FinishConditions() {
   if (!stalled) {
     const bool moving = ph == Phase::kEnrolling || ph == Phase::kProgressing ||
                         ph == Phase::kPromoting || ph == Phase::kRollingBack;
-    std::string msg = ph == Phase::kProgressing ? absl::StrCat("step ", s_.current_step, ": ",
-                                                               s_.canary_weight, "% on the canary")
-                                                : std::string(PhaseName(ph));
+    std::string msg =
+        ph == Phase::kProgressing
+            ? (s_.total_replicas == 0
+                   ? absl::StrCat("step ", s_.current_step,
+                                  ": held, the app has 0 replicas (nothing to judge)")
+                   : absl::StrCat("step ", s_.current_step, ": ", s_.canary_weight,
+                                  "% on the canary"))
+            : std::string(PhaseName(ph));
     SetCond(kConditionProgressing, moving, std::string(PhaseName(ph)), msg);
   }
   if (obs_.hpa_name.empty()) {
@@ -1369,11 +1583,29 @@ void Machine::FinishConditions() {
                                       : "unknown";
     SetCond(kConditionHpaDetected, true, "HPATargetsDeployment",
             absl::StrCat("HorizontalPodAutoscaler ", obs_.hpa_name,
-                         " scales the target; hpaPolicy ", policy, " applies"));
+                         " scales the target (minReplicas ", obs_.hpa_min_replicas,
+                         "); hpaPolicy ", policy, " applies"));
   }
 }
 
 Plan Machine::Run() {
+  if (!ClaimProfile()) {
+    Plan plan;
+    plan.status = p_.status;
+    const std::string claimer = Annotation(kInstanceAnnotation);
+    if (!claimer.empty() && claimer != opts_.instance) {
+      plan.claimed_by = claimer;  // another instance's: nothing is written, nothing done
+      return plan;
+    }
+    plan.actions = std::move(actions_);
+    if (requeue_ != absl::InfiniteDuration()) {
+      Action a;
+      a.type = ActionType::kRequeueAfter;
+      a.delay = requeue_;
+      plan.actions.push_back(std::move(a));
+    }
+    return plan;
+  }
   if (p_.meta.deleting) {
     Finalize();
   } else {
@@ -1414,6 +1646,8 @@ Plan Machine::Run() {
             RollingBack();
             break;
           case Phase::kPromoted:
+            Promoted();
+            break;
           case Phase::kRolledBack:
           case Phase::kFailed:
             break;
@@ -1501,6 +1735,8 @@ DeploymentView ObserveDeployment(const Json& d) {
 
 absl::string_view ActionTypeName(ActionType type) {
   switch (type) {
+    case ActionType::kClaimProfile:
+      return "ClaimProfile";
     case ActionType::kAddFinalizer:
       return "AddFinalizer";
     case ActionType::kRemoveFinalizer:
@@ -1547,6 +1783,15 @@ int32_t CanaryReplicas(int32_t n, int weight) {
   if (n <= 0 || weight <= 0) return 0;
   if (weight >= 100) return n;
   return static_cast<int32_t>((static_cast<int64_t>(n) * weight + 99) / 100);
+}
+
+Split SplitReplicas(int32_t n, int weight, int32_t floor) {
+  const int32_t canary = CanaryReplicas(n, weight);
+  floor = std::clamp<int32_t>(floor, 0, std::max<int32_t>(n, 0));
+  if (n - canary >= floor) return Split{n - canary, canary};
+  // The target keeps its floor; the canary gets what is above it, one pod at least.
+  const int32_t c = weight > 0 ? std::max<int32_t>(1, n - floor) : 0;
+  return Split{std::max(n - c, floor), c};
 }
 
 int32_t PromotionBatch(int32_t n) { return std::max<int32_t>(1, CanaryReplicas(n, 25)); }

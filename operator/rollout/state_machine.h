@@ -14,8 +14,24 @@
 //   for (const Action& a : plan.actions) Execute(a);                   // in order
 //
 // Replica arithmetic (docs/rollout.md): at weight w the canary has ceil(N*w/100) pods and
-// the target N minus that; actions that lower a count come before those that raise one,
-// so executing them in order never has more than N pods requested in total.
+// the target N minus that (SplitReplicas; an HPA's minReplicas stays on the target, the
+// canary giving way down to one pod); actions that lower a count come before those that
+// raise one, so executing them in order never requests more than N pods (N + 1 when an
+// HPA's minimum takes the whole of N). N is the app's total: a replica count someone
+// else writes on the target (a person, an HPA) becomes the new N, re-split at once.
+//
+// The target's template is always the team's template plus Booster's layer
+// (pod_template.h): every pass derives the team's template from the target as it is now,
+// so a new revision by someone else is kept (and restarts the canary on it), and every
+// rollback or unenrollment takes the layer off the current template instead of writing
+// a saved copy back. Every write of the target's template tests the template it was
+// planned on, and every write of its replicas the count it was planned on, so a change
+// someone made meanwhile is never overwritten: the write fails and the next pass sees it.
+//
+// Instances (docs/rollout.md, "One profile, one operator"): with MutationOptions::instance
+// set, a profile is claimed for that operator installation (kInstanceAnnotation, written
+// with a test of the profile's resourceVersion) before anything else; a profile claimed by
+// another instance gets no status write and no action (Plan::claimed_by says by whom).
 //
 // Ownership (docs/rollout.md, "Ownership"): the machine writes only what it owns. A
 // target is held by one profile at a time, recorded on the Deployment itself
@@ -105,6 +121,8 @@ struct Observations {
   DeploymentView canary;
   // Name of a HorizontalPodAutoscaler whose scaleTargetRef is the target, or "".
   std::string hpa_name;
+  // Its spec.minReplicas (the API server defaults it to 1); 0 without an HPA.
+  int32_t hpa_min_replicas = 0;
   // The Deployment status.targetName names when spec.targetRef now names another one:
   // the profile lets go of it before it starts on the new target.
   DeploymentView previous_target;
@@ -122,9 +140,10 @@ struct Observations {
 };
 
 enum class ActionType {
+  kClaimProfile,         // JSON Patch `body` on the profile: claim it for this instance
   kAddFinalizer,         // add kFinalizer to the profile (merge patch on metadata)
   kRemoveFinalizer,      // remove it (the profile then goes away)
-  kEnrollTarget,         // JSON Patch `body` on the target (claims it, see Ownership)
+  kEnrollTarget,         // JSON Patch `body` on the target (layer and claim, see Ownership)
   kScaleTarget,          // JSON Patch `body` on the target (replicas + scaled-to)
   kCreateCanary,         // create the Deployment in `body` (fails if the name is taken)
   kPatchCanary,          // JSON Patch `body` on the canary (tests its uid first)
@@ -155,7 +174,11 @@ std::string DescribeAction(const Action& action);
 struct Plan {
   RolloutStatus status;
   bool status_changed = false;
+  // In order: the Events of the pass (kRecordEvent) come last but one, the requeue last.
   std::vector<Action> actions;
+  // The operator instance that claimed the profile when it is not this one: the plan is
+  // then empty (no status change, no action).
+  std::string claimed_by;
 };
 
 Plan Reconcile(const Profile& profile, const Observations& obs, VerdictSource& verdicts,
@@ -163,6 +186,18 @@ Plan Reconcile(const Profile& profile, const Observations& obs, VerdictSource& v
 
 // ceil(n * weight / 100), without overflow.
 int32_t CanaryReplicas(int32_t n, int weight);
+
+// The target's and the canary's replicas at `weight` of a total of `n`, with at least
+// `floor` pods (an HPA's minReplicas, at most n) left on the target: the canary gets
+// CanaryReplicas(n, weight) unless that leaves the target short of the floor; then it gets
+// what is above the floor, but at least one pod at any weight > 0, so the two never add up
+// to more than n + 1.
+struct Split {
+  int32_t stable = 0;
+  int32_t canary = 0;
+  bool operator==(const Split&) const = default;
+};
+Split SplitReplicas(int32_t n, int weight, int32_t floor);
 
 // Pods the promotion moves from the canary to the target at once: 25% of N, at least 1.
 int32_t PromotionBatch(int32_t n);
@@ -198,6 +233,12 @@ inline constexpr char kConditionNamespaceEnabled[] = "NamespaceEnabled";
 // Event KnobsNotReached when that list changes. Unknown (NoReport) when a rollout starts.
 // Informational: it does not fail the step; the verdict judges what the canary measures.
 inline constexpr char kConditionTuningReached[] = "TuningReached";
+// After promotion: whether the target still carries the promoted tuning (Booster's layer).
+// False (reason RemovedByOthers) when someone else's change took part of it off (a
+// `kubectl replace`, a GitOps self-heal), naming each part; Booster never puts it back
+// untested (a retry, or onNewRevision: Reverify on the next revision, sends it out as a
+// canary again).
+inline constexpr char kConditionLayerIntact[] = "LayerIntact";
 
 }  // namespace booster::rollout
 

@@ -69,6 +69,11 @@ class Sim {
   Json& canary() { return canary_; }
   const Json& canary() const { return canary_; }
   std::string& hpa() { return hpa_; }
+  // The HPA's minReplicas (Observations::hpa_min_replicas) while hpa() is set.
+  int32_t hpa_min = 1;
+  void SetAnnotationOnTarget(const std::string& key, const std::string& value) {
+    target_["metadata"]["annotations"][key] = value;
+  }
   // What the window store says about the current step (Observations::arms).
   std::optional<ArmsReport> arms;
   // Pods the kubelet refused (Observations::rejected_pods).
@@ -107,6 +112,7 @@ class Sim {
     absl::StatusOr<Profile> p = ParseProfile(profile_);
     EXPECT_TRUE(p.ok()) << p.status();
     Observations obs{ObserveDeployment(target_), ObserveDeployment(canary_), hpa_};
+    obs.hpa_min_replicas = hpa_.empty() ? 0 : hpa_min;
     obs.arms = arms;
     obs.rejected_pods = rejected;
     obs.reach = reach;
@@ -116,20 +122,53 @@ class Sim {
 
   // One reconcile: status written first, then the first `execute` actions (all by
   // default; fewer simulates an operator killed mid-way). `check` runs after every action.
+  // A write refused by the API server (a failed JSON-patch test: the object changed since
+  // the observation) ends the pass, as in the reconciler. `before` runs before every action
+  // (someone else's change landing between two of the operator's writes).
   Plan Step(VerdictSource& verdicts, bool settle = true, size_t execute = SIZE_MAX,
-            const std::function<void()>& check = nullptr) {
+            const std::function<void()>& check = nullptr,
+            const std::function<void()>& before = nullptr) {
     Plan plan = Plan1(verdicts);
     profile_["status"] = StatusToJson(plan.status);
     for (size_t i = 0; i < plan.actions.size() && i < execute; ++i) {
-      Execute(plan.actions[i]);
+      if (before) before();
+      if (!Execute(plan.actions[i])) {
+        ++refused;
+        break;
+      }
       if (check) check();
     }
     if (settle) SettleAll();
     return plan;
   }
+  int refused = 0;
 
-  void Execute(const Action& a) {
+  // Applies a JSON Patch the way the API server does: false when one of its tests fails.
+  // The API server refuses any patch that does not apply (422); only a test that changes
+  // the objects between two writes (stale_writes) expects that of anything but a test op.
+  bool stale_writes = false;
+  bool Patch(Json& d, const Action& a) const {
+    try {
+      d = d.patch(a.body);
+      return true;
+    } catch (const Json::exception& e) {
+      if (e.id == 501 || stale_writes) return false;  // 501: a test op did not hold
+      ADD_FAILURE() << DescribeAction(a) << ": " << e.what() << "\n" << a.body.dump();
+      return false;
+    }
+  }
+
+  bool Execute(const Action& a) {
+    bool ok = true;
+    ExecuteOr(a, &ok);
+    return ok;
+  }
+
+  void ExecuteOr(const Action& a, bool* ok) {
     switch (a.type) {
+      case ActionType::kClaimProfile:
+        if (!Patch(profile_, a)) *ok = false;
+        break;
       case ActionType::kAddFinalizer:
         profile_["metadata"]["finalizers"].push_back(kFinalizer);
         break;
@@ -143,10 +182,9 @@ class Sim {
         ASSERT_TRUE(a.body.is_array()) << DescribeAction(a);
         ASSERT_FALSE(target_.is_null()) << DescribeAction(a);
         Json before = target_;
-        try {
-          target_ = target_.patch(a.body);
-        } catch (const Json::exception& e) {
-          FAIL() << DescribeAction(a) << ": " << e.what() << "\n" << a.body.dump();
+        if (!Patch(target_, a)) {
+          *ok = false;
+          return;
         }
         if (before["spec"] != target_["spec"]) Bump(target_);
         NewVersion(target_);
@@ -350,11 +388,9 @@ TEST(ReconcileTest, HappyPathEnrollsStepsPromotes) {
   EXPECT_EQ(sim.TargetReplicas(), 10);
   EXPECT_EQ(TemplateMarker(sim.target()["spec"]["template"]), TemplateMarker(Promoted(sim)));
   EXPECT_EQ(TemplateArm(sim.target()["spec"]["template"]), kArmPromoted);
-  // The original template is kept for unenrollment.
-  EXPECT_EQ(
-      Json::parse(
-          sim.target()["metadata"]["annotations"][kOriginalTemplateAnnotation].get<std::string>()),
-      OriginalTemplate());
+  // No copy of the template is kept: the layer comes off whatever the template is then.
+  EXPECT_FALSE(sim.target()["metadata"]["annotations"].contains(kLegacyOriginalTemplateAnnotation));
+  EXPECT_EQ(TeamTemplate(sim.target()["spec"]["template"], MutationOptions{}), OriginalTemplate());
 
   RolloutStatus s = sim.status();
   EXPECT_EQ(s.total_replicas, 10);
@@ -470,7 +506,7 @@ TEST(ReconcileTest, FailedVerdictRestoresReplicasAndTheOriginalTemplate) {
   ASSERT_TRUE(IsEnrolled(sim.target()["spec"]["template"]));
   Plan p = sim.Step(verdicts, /*settle=*/false);  // step 2 verdict: Fail
   EXPECT_EQ(sim.phase(), Phase::kRollingBack);
-  EXPECT_EQ(sim.status().restore_template, RestoreTemplate::kOriginal);
+  EXPECT_EQ(sim.status().baseline_tuning, "") << "nothing was promoted before: unenroll";
   // Canary deleted first, then the original template and all N replicas in one patch.
   EXPECT_EQ(Types(p)[0], ActionType::kDeleteCanary);
   const Action* restore = Find(p, ActionType::kRestoreTemplate);
@@ -538,7 +574,7 @@ TEST(ReconcileTest, AbortDuringEnrollmentRestoresTheOriginalTemplate) {
   sim.SetAnnotation(kAnnotationAbort, "1");
   Drive(sim, verdicts, [&] { return sim.phase() == Phase::kRolledBack; });
   EXPECT_EQ(sim.target()["spec"]["template"], OriginalTemplate());
-  EXPECT_FALSE(sim.target()["metadata"]["annotations"].contains(kOriginalTemplateAnnotation));
+  EXPECT_FALSE(sim.target()["metadata"].contains("annotations"));
 }
 
 TEST(ReconcileTest, PromoteNowSkipsTheRemainingSteps) {
@@ -647,7 +683,7 @@ TEST(ReconcileTest, EnrollmentPastTheDeadlineRestoresTheOriginal) {
   sim.now() += absl::Minutes(5) + absl::Seconds(1);
   sim.Step(verdicts, false);
   EXPECT_EQ(sim.phase(), Phase::kRollingBack);
-  EXPECT_EQ(sim.status().restore_template, RestoreTemplate::kOriginal);
+  EXPECT_EQ(sim.status().baseline_tuning, "");
   EXPECT_EQ(sim.status().last_transition->reason, "ProgressDeadlineExceeded");
   Drive(sim, verdicts, [&] { return sim.phase() == Phase::kRolledBack; });
   EXPECT_EQ(sim.target()["spec"]["template"], OriginalTemplate());
@@ -773,7 +809,7 @@ TEST(ReconcileTest, PromotionPastTheDeadlineWritesTheOriginalBack) {
   sim.now() += absl::Minutes(6);
   sim.Step(verdicts, false);
   EXPECT_EQ(sim.phase(), Phase::kRollingBack);
-  EXPECT_EQ(sim.status().restore_template, RestoreTemplate::kOriginal);
+  EXPECT_EQ(sim.status().baseline_tuning, "");
   Drive(sim, verdicts, [&] { return sim.phase() == Phase::kRolledBack; });
   EXPECT_TRUE(sim.canary().is_null());
   ExpectAsBefore(sim, before);
@@ -789,15 +825,15 @@ TEST(ReconcileTest, RollbackOfALaterRolloutRestoresThePreviouslyPromotedTemplate
     Drive(
         sim, verdicts, [&] { return sim.phase() == Phase::kPromoted; }, 300);
     const Json promoted = sim.target();
-    // The first promotion left a baseline-template annotation (the enrolled template).
-    ASSERT_TRUE(promoted["metadata"]["annotations"].contains(kBaselineTemplateAnnotation));
+    const std::string first_tuning = TemplateTuning(promoted["spec"]["template"])->dump();
     sim.EditSpec([](Json& s) { s["tuning"]["runtime"]["preload"]["listenBacklog"] = 1024; });
     const Phase stop = where == 0   ? Phase::kEnrolling
                        : where == 1 ? Phase::kProgressing
                                     : Phase::kPromoting;
     Drive(
         sim, verdicts, [&] { return sim.phase() == stop; }, 300);
-    EXPECT_EQ(sim.status().restore_template, RestoreTemplate::kBaseline);
+    // The tuning promoted before is the new rollout's baseline, and what a rollback keeps.
+    EXPECT_EQ(sim.status().baseline_tuning, first_tuning);
     if (stop == Phase::kPromoting) {
       sim.Step(verdicts);  // the new promoted template is written
       ASSERT_NE(TemplateMarker(sim.target()["spec"]["template"]),
@@ -808,10 +844,8 @@ TEST(ReconcileTest, RollbackOfALaterRolloutRestoresThePreviouslyPromotedTemplate
     EXPECT_EQ(sim.target()["spec"]["template"], promoted["spec"]["template"]);
     EXPECT_EQ(sim.TargetReplicas(), 4);
     EXPECT_TRUE(sim.canary().is_null());
-    EXPECT_EQ(
-        Json::parse(
-            sim.target()["metadata"]["annotations"][kOriginalTemplateAnnotation].get<std::string>()),
-        OriginalTemplate());
+    EXPECT_EQ(TeamTemplate(sim.target()["spec"]["template"], MutationOptions{}),
+              OriginalTemplate());
   }
 }
 
@@ -836,35 +870,209 @@ TEST(ReconcileTest, TuningChangedDuringPromotionRollsBackThenStartsANewRollout) 
 
 // --- the target changes under the rollout --------------------------------------------------
 
-TEST(ReconcileTest, TargetEditedMidRolloutRollsBackWithACondition) {
+// The team's image, env or `kubectl rollout restart` lands mid-canary: the new revision is
+// kept, the canary is rebuilt on it, and the analysis starts again at step 1.
+// Their manifest applied (`kubectl apply`: merged into the live template by name, so
+// Booster's entries stay): a new image and a new env entry.
+void NewRelease(Sim& sim, const std::string& image) {
+  Json& c = sim.target()["spec"]["template"]["spec"]["containers"][0];
+  c["image"] = image;
+  Json& env = c["env"];
+  for (auto it = env.begin(); it != env.end(); ++it) {
+    if ((*it)["name"] == "RELEASE") {
+      env.erase(it);
+      break;
+    }
+  }
+  env.push_back({{"name", "RELEASE"}, {"value", image}});
+  sim.target()["metadata"]["generation"] = sim.target()["metadata"]["generation"].get<int64_t>() + 1;
+}
+
+TEST(NewRevisionTest, MidCanaryRestartsTheCanaryOnItAtStepOne) {
   Sim sim(10);
   TimeVerdictSource verdicts;
   Drive(sim, verdicts, [&] { return sim.status().current_step == 2; });
-  sim.target()["spec"]["template"]["spec"]["containers"][0]["image"] = "web:2";
+  NewRelease(sim, "web:2");
+  Plan p = sim.Step(verdicts);
+  RolloutStatus s = sim.status();
+  EXPECT_EQ(s.phase, Phase::kProgressing);
+  EXPECT_EQ(s.current_step, 1);
+  EXPECT_EQ(s.last_transition->reason, "NewRevision");
+  EXPECT_THAT(s.last_transition->message, HasSubstr("new revision, restarting"));
+  EXPECT_EQ(sim.Cond(kConditionTargetModified).reason, "NewRevision");
+  EXPECT_THAT(Reasons(sim.events()), ::testing::Contains("NewRevision"));
+  // Both arms run the new revision; the target keeps the team's edit and the canary is it
+  // plus the tuning.
+  for (const Json* d : {&sim.target(), &sim.canary()}) {
+    const Json& c = (*d)["spec"]["template"]["spec"]["containers"][0];
+    EXPECT_EQ(c["image"], "web:2");
+  }
+  EXPECT_EQ(TemplateArm(sim.canary()["spec"]["template"]), kArmCanary);
+  EXPECT_EQ(sim.CanaryReplicas(), 1);
+  EXPECT_EQ(sim.TargetReplicas(), 9);
+  // And it goes on to promote the tuning on the new revision.
+  Drive(
+      sim, verdicts, [&] { return sim.phase() == Phase::kPromoted; }, 300);
+  const Json team = TeamTemplate(sim.target()["spec"]["template"], MutationOptions{});
+  EXPECT_EQ(team["spec"]["containers"][0]["image"], "web:2");
+  EXPECT_EQ(TemplateArm(sim.target()["spec"]["template"]), kArmPromoted);
+}
+
+TEST(NewRevisionTest, ARestartAnnotationIsANewRevisionToo) {
+  Sim sim(4);
+  TimeVerdictSource verdicts;
+  Drive(sim, verdicts, [&] { return sim.status().current_step == 2; });
+  sim.target()["spec"]["template"]["metadata"]["annotations"]["kubectl.kubernetes.io/restartedAt"] =
+      "2026-12-02T10:00:00Z";
+  sim.Step(verdicts);
+  EXPECT_EQ(sim.status().current_step, 1);
+  EXPECT_EQ(sim.status().last_transition->reason, "NewRevision");
+  EXPECT_EQ(sim.canary()["spec"]["template"]["metadata"]["annotations"].value(
+                "kubectl.kubernetes.io/restartedAt", ""),
+            "2026-12-02T10:00:00Z");
+}
+
+TEST(NewRevisionTest, DuringPromotionGoesBackToTheCanaryOnTheNewRevision) {
+  Sim sim(4);
+  TimeVerdictSource verdicts;
+  Drive(
+      sim, verdicts, [&] { return sim.phase() == Phase::kPromoting; }, 300);
+  sim.Step(verdicts);  // the promoted template is written
+  ASSERT_EQ(TemplateArm(sim.target()["spec"]["template"]), kArmPromoted);
+  NewRelease(sim, "web:3");
+  sim.Step(verdicts, true, SIZE_MAX, [&] { EXPECT_LE(sim.Total(), 4); });
+  EXPECT_EQ(sim.phase(), Phase::kProgressing);
+  EXPECT_EQ(sim.status().current_step, 1);
+  // The target is the baseline again (the tuning never ran untested on the new revision).
+  EXPECT_EQ(TemplateArm(sim.target()["spec"]["template"]), kArmBaseline);
+  EXPECT_EQ(sim.target()["spec"]["template"]["spec"]["containers"][0]["image"], "web:3");
+  EXPECT_EQ(sim.canary()["spec"]["template"]["spec"]["containers"][0]["image"], "web:3");
+  Drive(
+      sim, verdicts, [&] { return sim.phase() == Phase::kPromoted; }, 300);
+  EXPECT_EQ(sim.target()["spec"]["template"]["spec"]["containers"][0]["image"], "web:3");
+}
+
+TEST(NewRevisionTest, AReplaceMidCanaryIsANewRevisionAndTheBaselineIsEnrolledAgain) {
+  Sim sim(4);
+  TimeVerdictSource verdicts;
+  Drive(sim, verdicts, [&] { return sim.status().current_step == 2; });
+  // `kubectl replace`: the team's template, none of Booster's parts, on the target.
+  Json theirs = OriginalTemplate();
+  theirs["spec"]["containers"][0]["image"] = "web:9";
+  sim.target()["spec"]["template"] = theirs;
+  sim.target()["metadata"]["annotations"].erase(kHolderUidAnnotation);
+  sim.target()["metadata"]["annotations"].erase(kScaledToAnnotation);
+  sim.Step(verdicts, true, SIZE_MAX, [&] { EXPECT_LE(sim.Total(), 4 + 2); });
+  EXPECT_EQ(sim.status().current_step, 1);
+  EXPECT_EQ(sim.status().last_transition->reason, "NewRevision");
+  // The baseline arm gets its agent back (so both arms are measured), on their template.
+  EXPECT_TRUE(IsEnrolled(sim.target()["spec"]["template"]));
+  EXPECT_EQ(TeamTemplate(sim.target()["spec"]["template"], MutationOptions{}), theirs);
+  EXPECT_EQ(sim.target()["metadata"]["annotations"][kHolderUidAnnotation], "profile-uid");
+  Drive(
+      sim, verdicts, [&] { return sim.phase() == Phase::kPromoted; }, 300);
+  EXPECT_EQ(TeamTemplate(sim.target()["spec"]["template"], MutationOptions{}), theirs);
+}
+
+TEST(NewRevisionTest, OnNewRevisionRollbackRollsBackAndKeepsTheRevisionWithoutTheLayer) {
+  Json spec = SpecJson();
+  spec["rollout"]["onNewRevision"] = "Rollback";
+  Sim sim(10, spec);
+  TimeVerdictSource verdicts;
+  Drive(sim, verdicts, [&] { return sim.status().current_step == 2; });
+  NewRelease(sim, "web:2");
   sim.Step(verdicts);
   EXPECT_EQ(sim.phase(), Phase::kRollingBack);
   const Condition c = sim.Cond(kConditionTargetModified);
   EXPECT_EQ(c.status, "True");
   EXPECT_THAT(c.message, HasSubstr("changed by someone else"));
   Drive(sim, verdicts, [&] { return sim.phase() == Phase::kRolledBack; });
-  // The user's edit stays.
-  EXPECT_EQ(sim.target()["spec"]["template"]["spec"]["containers"][0]["image"], "web:2");
+  // The user's edit stays; Booster's layer is gone.
+  Json want = OriginalTemplate();
+  want["spec"]["containers"][0]["image"] = "web:2";
+  want["spec"]["containers"][0]["env"] = Json::array({{{"name", "RELEASE"}, {"value", "web:2"}}});
+  EXPECT_EQ(sim.target()["spec"]["template"], want);
   EXPECT_EQ(sim.TargetReplicas(), 10);
-}
-
-TEST(ReconcileTest, NextRolloutAfterAnEditUsesTheEditedTemplateAsOriginal) {
-  Sim sim(4);
-  TimeVerdictSource verdicts;
-  Drive(sim, verdicts, [&] { return sim.status().current_step == 2; });
-  sim.target()["spec"]["template"]["spec"]["containers"][0]["image"] = "web:2";
-  Drive(sim, verdicts, [&] { return sim.phase() == Phase::kRolledBack; });
+  // A retry starts from the edited template.
   sim.SetAnnotation(kAnnotationRetry, "again");
   Drive(sim, verdicts, [&] { return sim.phase() == Phase::kProgressing; });
   EXPECT_EQ(sim.canary()["spec"]["template"]["spec"]["containers"][0]["image"], "web:2");
-  Json original = Json::parse(
-      sim.target()["metadata"]["annotations"][kOriginalTemplateAnnotation].get<std::string>());
-  EXPECT_EQ(original["spec"]["containers"][0]["image"], "web:2");
-  EXPECT_FALSE(IsEnrolled(original));
+  EXPECT_EQ(TeamTemplate(sim.target()["spec"]["template"], MutationOptions{}), want);
+}
+
+TEST(NewRevisionTest, AfterPromotionTheTuningStaysOnANewRelease) {
+  Sim sim(4);
+  TimeVerdictSource verdicts;
+  Drive(
+      sim, verdicts, [&] { return sim.phase() == Phase::kPromoted; }, 300);
+  // The team's apply merges into the tuned template: their image, Booster's layer kept.
+  NewRelease(sim, "web:2");
+  sim.SetAnnotationOnTarget("deployment.kubernetes.io/revision", "3");
+  Plan p = sim.Step(verdicts);
+  EXPECT_EQ(sim.phase(), Phase::kPromoted);
+  EXPECT_FALSE(Has(p, ActionType::kPromoteTemplate));
+  EXPECT_FALSE(Has(p, ActionType::kRestoreTemplate));
+  EXPECT_THAT(Reasons(sim.events()), ::testing::Contains("NewRevision"));
+  EXPECT_EQ(sim.Cond(kConditionLayerIntact).status, "True");
+  // Deleting the profile gives back the team's latest template, not the one of before.
+  const Json latest = TeamTemplate(sim.target()["spec"]["template"], MutationOptions{});
+  ASSERT_EQ(latest["spec"]["containers"][0]["image"], "web:2");
+  sim.profile()["metadata"]["deletionTimestamp"] = "2027-01-01T00:00:00Z";
+  for (int i = 0; i < 20 && !sim.profile_gone(); ++i) sim.Step(verdicts);
+  ASSERT_TRUE(sim.profile_gone());
+  EXPECT_EQ(sim.target()["spec"]["template"], latest);
+  EXPECT_EQ(sim.target()["metadata"]["annotations"],
+            Json({{"deployment.kubernetes.io/revision", "3"}}));
+}
+
+TEST(NewRevisionTest, AReplaceThatTookTheLayerOffIsReportedAndNotPutBack) {
+  Sim sim(4);
+  TimeVerdictSource verdicts;
+  Drive(
+      sim, verdicts, [&] { return sim.phase() == Phase::kPromoted; }, 300);
+  // `kubectl replace` with the team's manifest: their template, none of Booster's parts.
+  sim.target()["spec"]["template"] = OriginalTemplate();
+  Plan p = sim.Step(verdicts);
+  EXPECT_EQ(sim.phase(), Phase::kPromoted);
+  EXPECT_FALSE(Has(p, ActionType::kPromoteTemplate));
+  const Condition layer = sim.Cond(kConditionLayerIntact);
+  EXPECT_EQ(layer.status, "False");
+  EXPECT_EQ(layer.reason, "RemovedByOthers");
+  EXPECT_THAT(layer.message, HasSubstr("container booster-agent is missing"));
+  EXPECT_THAT(layer.message, HasSubstr("sysctl net.core.somaxconn is missing"));
+  EXPECT_EQ(sim.Cond(kConditionReady).status, "False");
+  int warnings = 0;
+  for (const Action& e : sim.events()) warnings += e.reason == "LayerRemoved";
+  sim.Step(verdicts);
+  int again = 0;
+  for (const Action& e : sim.events()) again += e.reason == "LayerRemoved";
+  EXPECT_EQ(warnings, 1);
+  EXPECT_EQ(again, 1) << "one Event per change, not per pass";
+  // A retry sends the tuning out as a canary again.
+  sim.SetAnnotation(kAnnotationRetry, "r1");
+  Drive(sim, verdicts, [&] { return sim.status().current_step == 1; });
+  EXPECT_EQ(sim.status().baseline_tuning, "");
+  EXPECT_EQ(TemplateArm(sim.target()["spec"]["template"]), kArmBaseline);
+}
+
+TEST(NewRevisionTest, ReverifySendsTheTuningOutAgainOnEveryNewRevision) {
+  Json spec = SpecJson();
+  spec["rollout"]["onNewRevision"] = "Reverify";
+  Sim sim(4, spec);
+  TimeVerdictSource verdicts;
+  Drive(
+      sim, verdicts, [&] { return sim.phase() == Phase::kPromoted; }, 300);
+  NewRelease(sim, "web:2");
+  sim.Step(verdicts);
+  EXPECT_EQ(sim.phase(), Phase::kEnrolling);
+  EXPECT_EQ(sim.status().last_transition->reason, "NewRevision");
+  EXPECT_EQ(sim.status().baseline_tuning, "") << "the baseline is the new revision untuned";
+  Drive(sim, verdicts, [&] { return sim.status().current_step == 1; });
+  EXPECT_EQ(TemplateArm(sim.target()["spec"]["template"]), kArmBaseline);
+  EXPECT_EQ(sim.target()["spec"]["template"]["spec"]["containers"][0]["image"], "web:2");
+  EXPECT_EQ(sim.canary()["spec"]["template"]["spec"]["containers"][0]["image"], "web:2");
+  Drive(
+      sim, verdicts, [&] { return sim.phase() == Phase::kPromoted; }, 300);
 }
 
 TEST(ReconcileTest, TargetDeletedMidRolloutFailsAndDeletesTheCanary) {
@@ -894,31 +1102,97 @@ TEST(ReconcileTest, TargetRecreatedUnderTheSameNameIsNotTouched) {
 
 // --- HPA policies --------------------------------------------------------------------------
 
-TEST(ReconcileTest, HpaFollowResplitsTheNewTotal) {
+TEST(ReconcileTest, HpaFollowTakesTheHpasNumberAsTheTotal) {
   Sim sim(10);
   sim.hpa() = "web-hpa";
+  sim.hpa_min = 1;
   TimeVerdictSource verdicts;
   Drive(sim, verdicts, [&] { return sim.status().current_step == 2; });
   ASSERT_EQ(sim.TargetReplicas(), 5);
-  // The HPA scales the target through the scale subresource: annotations untouched.
+  // The HPA counts the canary's pods too (they carry the app's labels): 8 is the total it
+  // wants, written through the scale subresource (annotations untouched).
   sim.target()["spec"]["replicas"] = 8;
-  Plan p = sim.Step(verdicts, true, SIZE_MAX, [&] { EXPECT_LE(sim.Total(), 13); });
+  Plan p = sim.Step(verdicts, true, SIZE_MAX, [&] { EXPECT_LE(sim.Total(), 8 + 5); });
   RolloutStatus s = sim.status();
-  EXPECT_EQ(s.total_replicas, 13);
-  EXPECT_EQ(s.canary_replicas, 7);  // ceil(13 * 50%)
-  EXPECT_EQ(s.stable_replicas, 6);
-  EXPECT_EQ(sim.TargetReplicas(), 6);
-  EXPECT_EQ(sim.CanaryReplicas(), 7);
+  EXPECT_EQ(s.total_replicas, 8);
+  EXPECT_EQ(s.canary_replicas, 4);  // ceil(8 * 50%)
+  EXPECT_EQ(s.stable_replicas, 4);
+  EXPECT_EQ(sim.Total(), 8) << "never inflated by the canary";
   EXPECT_EQ(FindCondition(s.conditions, kConditionHpaDetected)->status, "True");
   // Settled: the next reconcile changes nothing (no fight with the HPA).
   Plan quiet = sim.Plan1(verdicts);
   EXPECT_FALSE(Has(quiet, ActionType::kScaleTarget));
   EXPECT_FALSE(Has(quiet, ActionType::kCreateCanary));
   EXPECT_FALSE(Has(quiet, ActionType::kPatchCanary));
-  // Rolled back, the target gets the whole new total.
+  // Down again: obeyed, re-split.
+  sim.target()["spec"]["replicas"] = 3;
+  sim.Step(verdicts);
+  EXPECT_EQ(sim.status().total_replicas, 3);
+  EXPECT_EQ(sim.Total(), 3);
+  // Rolled back, the target gets the whole current total.
   sim.SetAnnotation(kAnnotationAbort, "x");
   Drive(sim, verdicts, [&] { return sim.phase() == Phase::kRolledBack; });
-  EXPECT_EQ(sim.TargetReplicas(), 13);
+  EXPECT_EQ(sim.TargetReplicas(), 3);
+}
+
+TEST(ReconcileTest, AnHpasMinimumStaysOnTheTargetAndTheCanaryGivesWay) {
+  Sim sim(4);
+  sim.hpa() = "web-hpa";
+  sim.hpa_min = 3;
+  TimeVerdictSource verdicts;
+  Drive(sim, verdicts, [&] { return sim.status().current_step == 2; });  // 50%
+  // ceil(4 * 50%) = 2 would leave the target 2 < minReplicas 3, and the HPA would scale it
+  // back up on every sync: the canary gets the one pod above the floor.
+  EXPECT_EQ(sim.TargetReplicas(), 3);
+  EXPECT_EQ(sim.CanaryReplicas(), 1);
+  Drive(sim, verdicts, [&] { return sim.status().current_step == 3; });  // 100%
+  EXPECT_EQ(sim.TargetReplicas(), 3);
+  EXPECT_EQ(sim.CanaryReplicas(), 1);
+  sim.hpa_min = 4;  // the whole total: one canary pod on top (N + 1)
+  sim.Step(verdicts, true, SIZE_MAX, [&] { EXPECT_LE(sim.Total(), 5); });
+  sim.Step(verdicts, true, SIZE_MAX, [&] { EXPECT_LE(sim.Total(), 5); });
+  EXPECT_LE(sim.Total(), 5);
+  EXPECT_GE(sim.TargetReplicas(), 4);
+}
+
+TEST(ReconcileTest, ScaledByAPersonUpDownAndToZero) {
+  Sim sim(4);
+  TimeVerdictSource verdicts;
+  Drive(sim, verdicts, [&] { return sim.status().current_step == 1; });  // 10%: 3 + 1
+  ASSERT_EQ(sim.Total(), 4);
+  // `kubectl scale --replicas=6`: the app's total is 6.
+  sim.target()["spec"]["replicas"] = 6;
+  sim.Step(verdicts);
+  EXPECT_EQ(sim.status().total_replicas, 6);
+  EXPECT_EQ(sim.Total(), 6);
+  EXPECT_EQ(sim.CanaryReplicas(), 1);
+  EXPECT_THAT(Reasons(sim.events()), ::testing::Contains("ReplicasFollowed"));
+  sim.target()["spec"]["replicas"] = 2;
+  sim.Step(verdicts);
+  EXPECT_EQ(sim.Total(), 2);
+  // To zero: everything goes to zero and the rollout holds, however long.
+  sim.target()["spec"]["replicas"] = 0;
+  sim.Step(verdicts);
+  EXPECT_EQ(sim.Total(), 0);
+  EXPECT_EQ(sim.phase(), Phase::kProgressing);
+  EXPECT_THAT(Reasons(sim.events()), ::testing::Contains("ScaledToZero"));
+  for (int i = 0; i < 10; ++i) {
+    sim.now() += absl::Minutes(10);
+    sim.Step(verdicts);
+  }
+  EXPECT_EQ(sim.phase(), Phase::kProgressing);
+  EXPECT_EQ(sim.status().current_step, 1);
+  EXPECT_EQ(sim.Total(), 0);
+  EXPECT_THAT(sim.Cond(kConditionProgressing).message, HasSubstr("held"));
+  // Pods again: the step's window starts over on them.
+  sim.target()["spec"]["replicas"] = 3;
+  sim.Step(verdicts);
+  EXPECT_EQ(sim.Total(), 3);
+  EXPECT_EQ(sim.CanaryReplicas(), 1);
+  EXPECT_EQ(sim.status().step_start_time, sim.time());
+  Drive(
+      sim, verdicts, [&] { return sim.phase() == Phase::kPromoted; }, 300);
+  EXPECT_EQ(sim.TargetReplicas(), 3);
 }
 
 TEST(ReconcileTest, HpaFixedScalesTheTargetBack) {
@@ -1072,10 +1346,7 @@ TEST(ReconcileTest, ChangingTheTuningAfterPromotionStartsANewRolloutFromThePromo
   Drive(sim, verdicts, [&] { return sim.status().current_step == 1; });
   // The baseline keeps running the promoted tuning; the canary compares the new one.
   EXPECT_EQ(sim.target()["spec"]["template"], promoted);
-  EXPECT_EQ(
-      Json::parse(
-          sim.target()["metadata"]["annotations"][kOriginalTemplateAnnotation].get<std::string>()),
-      OriginalTemplate());
+  EXPECT_EQ(TeamTemplate(sim.canary()["spec"]["template"], MutationOptions{}), OriginalTemplate());
   Drive(
       sim, verdicts, [&] { return sim.phase() == Phase::kPromoted; }, 300);
   const Json& env = sim.target()["spec"]["template"]["spec"]["containers"][0]["env"];
@@ -1516,6 +1787,8 @@ enum class Obs {
   kDeadlinePassed,
   kHeldByOther,
   kForeignCanary,
+  kTemplateReplaced,
+  kScaledToZero,
 };
 
 constexpr Phase kAllPhases[] = {Phase::kPending,     Phase::kEnrolling,  Phase::kProgressing,
@@ -1616,6 +1889,16 @@ void Observe(Sim& sim, Obs obs) {
     case Obs::kForeignCanary:
       sim.canary() = ForeignDeployment();
       break;
+    case Obs::kTemplateReplaced: {
+      // `kubectl replace` with the team's manifest: their template without Booster's layer.
+      Json theirs = OriginalTemplate();
+      theirs["spec"]["containers"][0]["image"] = "web:9";
+      sim.target()["spec"]["template"] = theirs;
+      break;
+    }
+    case Obs::kScaledToZero:
+      sim.target()["spec"]["replicas"] = 0;
+      break;
   }
 }
 
@@ -1646,7 +1929,7 @@ const Row kTable[] = {
     {Obs::kSteady, "Steady",           {E, E, G, U, M, D, R, B, F}},
     {Obs::kTargetDeleted, "Deleted",   {P, F, F, F, F, D, F, B, F}},
     {Obs::kTargetReplaced, "Replaced", {E, F, F, F, F, D, F, B, F}},
-    {Obs::kTemplateEdited, "Edited",   {E, E, R, R, M, D, R, B, F}},
+    {Obs::kTemplateEdited, "Edited",   {E, E, G, U, G, D, R, B, P}},
     {Obs::kExternalScale, "Scaled",    {E, E, G, U, M, D, R, B, F}},
     {Obs::kInvalidSpec, "Invalid",     {F, E, G, U, M, F, R, F, F}},
     {Obs::kDeleting, "Deleting",       {P, E, G, U, M, D, R, B, F}},
@@ -1656,6 +1939,8 @@ const Row kTable[] = {
     {Obs::kDeadlinePassed, "Deadline", {E, R, R, U, R, D, R, B, F}},
     {Obs::kHeldByOther, "HeldByOther", {P, P, F, F, F, D, F, B, F}},
     {Obs::kForeignCanary, "ForeignCanary", {F, R, R, R, R, D, R, B, F}},
+    {Obs::kTemplateReplaced, "Replaced by the team", {E, E, G, U, G, D, R, B, P}},
+    {Obs::kScaledToZero, "ScaledToZero", {E, E, G, U, M, D, R, B, F}},
 };
 // clang-format on
 
@@ -1837,6 +2122,187 @@ TEST(ReconcilePropertyTest, ReplicasNeverExceedNorDriftAcrossCrashes) {
   EXPECT_GT(crashes, 300);
   std::printf("property: %d promoted, %d rolled back, %d crashed reconciles\n", promoted,
               rolled_back, crashes);
+}
+
+// The team owns the Deployment: at random points (between two reconciles, or between two
+// of the operator's writes in one) they apply a new release (merged into the live template,
+// as `kubectl apply` does), run `kubectl rollout restart`, replace the whole Deployment with
+// their manifest (`kubectl replace`: no Booster part left), or scale it (a person, an HPA,
+// to 0 too), and the operator crashes between its status write and its actions.
+// Invariants: the team's template is never lost (the target's template minus Booster's
+// layer is always their latest), no write of the operator's takes the pods requested above
+// the app's total + 1, no rollout is stuck once they stop, and deleting the profile leaves
+// exactly their latest template and their latest replica count.
+TEST(ReconcilePropertyTest, SomeoneElsesEditsScalesAndReplacementsAreNeverLost) {
+  std::mt19937 rng(20261202);
+  std::uniform_real_distribution<double> u(0, 1);
+  const MutationOptions opts;
+  int edits = 0, restarts = 0, replaces = 0, scales = 0, refused = 0, promoted = 0,
+      rolled_back = 0, mid_pass = 0;
+  for (int scenario = 0; scenario < 100; ++scenario) {
+    const int32_t n = static_cast<int32_t>(rng() % 9);
+    Json spec = SpecJson();
+    spec["rollout"]["steps"] = RandomSteps(rng);
+    spec["rollout"]["analysis"] = {{"maxExtensions", 1}};
+    const double policy = u(rng);
+    spec["rollout"]["onNewRevision"] = policy < 0.6 ? "Restart" : policy < 0.8 ? "Rollback"
+                                                                               : "Reverify";
+    Sim sim(n, spec);
+    sim.stale_writes = true;
+    if (u(rng) < 0.3) {
+      sim.hpa() = "web-hpa";
+      sim.hpa_min = 1 + static_cast<int32_t>(rng() % 3);
+    }
+    SCOPED_TRACE(absl::StrCat("scenario ", scenario, " n=", n, " steps=",
+                              spec["rollout"]["steps"].dump(), " ",
+                              spec["rollout"]["onNewRevision"].get<std::string>(), " hpa ",
+                              sim.hpa().empty() ? 0 : sim.hpa_min));
+    Json theirs = OriginalTemplate();  // the team's latest template
+    int32_t total = n;                 // the team's (or their HPA's) latest count
+    int release = 0;
+    // One change of the team's to the live Deployment (and to their own copy). Between two
+    // writes of one pass only template changes land: a count changed there races with the
+    // operator's next write, planned on the count before (the pass after re-splits it).
+    auto act = [&](bool between_writes) {
+      if (sim.target().is_null()) return;
+      const double r = between_writes ? 0.62 * u(rng) : u(rng);
+      Json& live = sim.target()["spec"]["template"];
+      if (r < 0.35) {
+        ++release;
+        ++edits;
+        const std::string image = absl::StrCat("web:", release + 1);
+        for (Json* t : {&theirs, &live}) {
+          Json& c = (*t)["spec"]["containers"][0];
+          c["image"] = image;
+          Json& env = c["env"];
+          if (!env.is_array()) env = Json::array();
+          bool found = false;
+          for (Json& e : env) {
+            if (e["name"] == "RELEASE") {
+              e["value"] = image;
+              found = true;
+            }
+          }
+          if (!found) env.push_back({{"name", "RELEASE"}, {"value", image}});
+        }
+      } else if (r < 0.5) {
+        ++restarts;
+        const std::string at = absl::StrCat("2026-12-02T10:", 10 + (++release % 50), ":00Z");
+        for (Json* t : {&theirs, &live}) {
+          (*t)["metadata"]["annotations"]["kubectl.kubernetes.io/restartedAt"] = at;
+        }
+      } else if (r < 0.62) {
+        ++replaces;
+        // Their manifest, whole: the template they keep, their count, their annotations.
+        // (Between two writes: their template alone, as a self-heal of the template does.)
+        live = theirs;
+        if (!between_writes) {
+          sim.target()["metadata"].erase("annotations");
+          sim.target()["spec"]["replicas"] = total;
+        }
+      } else {
+        // A count equal to the target's own is no change at all for the API server: no
+        // one, Booster included, can see it (docs/rollout.md, HPA).
+        const int32_t want = static_cast<int32_t>(rng() % 9);
+        if (want == sim.TargetReplicas()) return;
+        ++scales;
+        total = want;
+        sim.target()["spec"]["replicas"] = total;
+      }
+      sim.target()["metadata"]["generation"] =
+          sim.target()["metadata"]["generation"].get<int64_t>() + 1;
+    };
+    ScriptedVerdictSource verdicts;
+    int i = 0;
+    for (; i < 600; ++i) {
+      const bool team_active = i < 250;
+      if (i == 250 && total == 0) {
+        // At 0 a rollout holds by design (nothing to judge): the app gets pods back.
+        total = sim.TargetReplicas() == 2 ? 3 : 2;
+        sim.target()["spec"]["replicas"] = total;
+      }
+      const Phase ph = sim.phase();
+      if (!team_active && (ph == Phase::kPromoted || ph == Phase::kRolledBack) &&
+          sim.canary().is_null() && sim.Plan1(verdicts).actions.empty()) {
+        break;
+      }
+      const double r = u(rng);
+      verdicts.Push(MakeVerdict(r < 0.3 ? VerdictKind::kWait
+                                : r < 0.9 ? VerdictKind::kPass
+                                          : VerdictKind::kInconclusive));
+      if (team_active && u(rng) < 0.08) act(false);
+      // Promoted, RolledBack: a retry now and then, so changes land in every phase.
+      if (team_active && (ph == Phase::kPromoted || ph == Phase::kRolledBack) && u(rng) < 0.05) {
+        sim.SetAnnotation(kAnnotationRetry, absl::StrCat("r", i));
+      }
+      size_t execute = SIZE_MAX;
+      if (u(rng) < 0.15) {
+        Plan peek = sim.Plan1(verdicts);
+        execute = peek.actions.empty() ? 0 : rng() % peek.actions.size();
+      }
+      const int32_t seen_total = total;
+      int32_t requested_before = sim.Total();
+      const int before_refused = sim.refused;
+      sim.Step(
+          verdicts, u(rng) < 0.8, execute,
+          [&] {
+            // The operator's write never asks for more than it saw the app should have,
+            // plus one, unless the count was higher already.
+            const int32_t bound = std::max({requested_before, seen_total + 1, total + 1});
+            ASSERT_LE(sim.Total(), bound)
+                << PhaseName(sim.phase()) << " status total " << sim.status().total_replicas
+                << " stable " << sim.status().stable_replicas << " canary "
+                << sim.status().canary_replicas << "; target " << sim.TargetReplicas()
+                << " canary " << sim.CanaryReplicas() << "; team total " << total
+                << " seen " << seen_total << "; transition "
+                << (sim.status().last_transition ? sim.status().last_transition->message : "");
+            requested_before = sim.Total();
+            ASSERT_EQ(TeamTemplate(sim.target()["spec"]["template"], opts), theirs)
+                << "the team's template was lost";
+          },
+          [&] {
+            if (team_active && u(rng) < 0.03) {
+              ++mid_pass;
+              act(true);
+              requested_before = sim.Total();
+            }
+          });
+      if (HasFatalFailure()) return;
+      refused += sim.refused - before_refused;
+      ASSERT_EQ(TeamTemplate(sim.target()["spec"]["template"], opts), theirs);
+      sim.now() += absl::Seconds(20);
+    }
+    const Phase end = sim.phase();
+    ASSERT_TRUE(end == Phase::kPromoted || end == Phase::kRolledBack)
+        << "stuck in " << PhaseName(end) << " after " << i << " passes, team total " << total
+        << " status total " << sim.status().total_replicas << ": "
+        << sim.profile()["status"].dump() << "\ntarget " << sim.target().dump() << "\ncanary "
+        << sim.canary().dump();
+    EXPECT_TRUE(sim.canary().is_null());
+    EXPECT_EQ(sim.TargetReplicas(), total)
+        << PhaseName(end) << " status total " << sim.status().total_replicas << " last "
+        << sim.status().last_transition->message;
+    (end == Phase::kPromoted ? promoted : rolled_back)++;
+    // Deleting the profile: exactly their latest template and count, none of Booster's
+    // annotations.
+    sim.profile()["metadata"]["deletionTimestamp"] = "2027-01-01T00:00:00Z";
+    for (int k = 0; k < 20 && !sim.profile_gone(); ++k) sim.Step(verdicts);
+    ASSERT_TRUE(sim.profile_gone());
+    EXPECT_EQ(sim.target()["spec"]["template"], theirs);
+    EXPECT_EQ(sim.TargetReplicas(), total);
+    EXPECT_EQ(sim.target()["metadata"].value("annotations", Json::object()), Json::object());
+  }
+  EXPECT_GT(edits, 100);
+  EXPECT_GT(replaces, 30);
+  EXPECT_GT(scales, 80);
+  EXPECT_GT(mid_pass, 20);
+  EXPECT_GT(refused, 10) << "writes planned on a view someone changed meanwhile are refused";
+  EXPECT_GT(promoted, 20);
+  EXPECT_GT(rolled_back, 10);
+  std::printf(
+      "team: %d releases, %d restarts, %d replaces, %d scales (%d between two writes), %d writes "
+      "refused; %d promoted, %d rolled back\n",
+      edits, restarts, replaces, scales, mid_pass, refused, promoted, rolled_back);
 }
 
 // Two or three profiles over one Deployment, a user's Deployment appearing under the
