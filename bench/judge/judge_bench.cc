@@ -362,6 +362,8 @@ class Rollout {
 
   void Execute(const Action& a) {
     switch (a.type) {
+      case ActionType::kClaimProfile:  // no instance set: never planned here
+        break;
       case ActionType::kAddFinalizer:
         profile_["metadata"]["finalizers"].push_back(rollout::kFinalizer);
         break;

@@ -8,6 +8,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -260,6 +261,22 @@ class ReconcilerTest : public ::testing::Test {
 
   absl::StatusOr<kube::Result> Reconcile() { return reconciler_->Reconcile("shop/web"); }
 
+  // A reconciler of operator installation `instance` in place of the default one.
+  void UseInstance(const std::string& instance) {
+    ReconcilerOptions o;
+    o.mutation.instance = instance;
+    reconciler_ = std::make_unique<ProfileReconciler>(
+        client_.get(), ReconcilerStores{&api_.profiles_, &api_.deployments_, &api_.hpas_, &api_.pods_},
+        recorder_.get(), &verdicts_, &clock_, o, &observer_);
+  }
+  std::vector<Json> EventsOf(const std::string& reason) {
+    std::vector<Json> out;
+    for (const Json& e : api_.events()) {
+      if (e.value("reason", "") == reason) out.push_back(e);
+    }
+    return out;
+  }
+
   // The profile and a settled target of `replicas`, both visible to the informers.
   void GivenProfileAndTarget(int replicas) {
     api_.Put(kProfilePath, Profile());
@@ -501,6 +518,94 @@ TEST_F(ReconcilerTest, AnInvalidProfileGetsInvalidSpecAndAWarningAndTouchesNothi
   EXPECT_EQ(api_.events().back()["reason"], "InvalidSpec");
   EXPECT_EQ(api_.Get(kTargetPath), before);
   for (const std::string& l : api_.TakeLog()) EXPECT_THAT(l, ::testing::Not(HasSubstr("deployments")));
+}
+
+TEST_F(ReconcilerTest, ATransitionsEventIsRecordedEvenWhenItsActionFails) {
+  GivenProfileAndTarget(4);
+  api_.FailNext(
+      [](const HttpRequest& r) { return r.method == "PATCH" && r.path.find(kTargetPath) == 0; },
+      500, /*times=*/10);
+  absl::StatusOr<kube::Result> r = Reconcile();
+  EXPECT_FALSE(r.ok());
+  EXPECT_EQ(PhaseOnServer(), Phase::kEnrolling);
+  // The transition's Event is there although the enrollment patch failed.
+  EXPECT_EQ(EventsOf("Enrolling").size(), 1u);
+  // The retries record nothing again.
+  for (int i = 0; i < 10 && !rollout::IsEnrolled(api_.Get(kTargetPath)["spec"]["template"]);
+       ++i) {
+    (void)Reconcile();
+  }
+  EXPECT_TRUE(rollout::IsEnrolled(api_.Get(kTargetPath)["spec"]["template"]));
+  EXPECT_EQ(EventsOf("Enrolling").size(), 1u);
+}
+
+TEST_F(ReconcilerTest, AnEventTheApiServerRefusedIsRecordedOnTheNextPassOnce) {
+  GivenProfileAndTarget(4);
+  api_.FailNext([](const HttpRequest& r) { return r.path.find("/events") != std::string::npos; },
+                500, /*times=*/10);
+  ASSERT_TRUE(Reconcile().ok()) << "an Event never fails the pass";
+  EXPECT_TRUE(EventsOf("Enrolling").empty());
+  EXPECT_TRUE(rollout::IsEnrolled(api_.Get(kTargetPath)["spec"]["template"]));
+  api_.FailNext([](const HttpRequest&) { return false; }, 0);
+  api_.SettleDeployments();
+  api_.Sync();
+  for (int i = 0; i < 10 && EventsOf("Enrolling").empty(); ++i) (void)Reconcile();
+  // Kept and recorded first on a later pass, under the name it was planned with.
+  ASSERT_EQ(EventsOf("Enrolling").size(), 1u);
+  EXPECT_THAT(EventsOf("Enrolling")[0]["metadata"]["name"].get<std::string>(),
+              ::testing::StartsWith("web."));
+  const std::vector<Json> started = EventsOf("StepStarted");
+  EXPECT_EQ(started.size(), 1u);
+  for (int i = 0; i < 3; ++i) (void)Reconcile();
+  EXPECT_EQ(EventsOf("Enrolling").size(), 1u);
+}
+
+TEST_F(ReconcilerTest, ClaimsAnUnclaimedProfileForItsInstanceBeforeAnythingElse) {
+  UseInstance("booster-system/booster");
+  GivenProfileAndTarget(4);
+  ASSERT_TRUE(Reconcile().ok());
+  std::vector<std::string> log = api_.TakeLog();
+  ASSERT_EQ(log.size(), 1u) << absl::StrJoin(log, "\n");
+  EXPECT_EQ(log[0], std::string("PATCH ") + kProfilePath);
+  const Json claimed = api_.Get(kProfilePath);
+  EXPECT_EQ(claimed["metadata"]["annotations"][rollout::kInstanceAnnotation],
+            "booster-system/booster");
+  // The claim tested the version it read: a second claim planned on that version fails.
+  bool tested = false;
+  for (const HttpRequest& req : api_.requests()) {
+    if (req.method == "PATCH" && req.body.find("resourceVersion") != std::string::npos) tested = true;
+  }
+  EXPECT_TRUE(tested);
+  api_.Sync();
+  ASSERT_TRUE(Reconcile().ok());
+  EXPECT_EQ(PhaseOnServer(), Phase::kEnrolling);
+}
+
+TEST_F(ReconcilerTest, AProfileAnotherInstanceClaimedGetsNothingWritten) {
+  UseInstance("booster-b/booster");
+  Json p = Profile();
+  p["metadata"]["annotations"][rollout::kInstanceAnnotation] = "booster-a/booster";
+  api_.Put(kProfilePath, p);
+  api_.Put(kTargetPath, Target(4));
+  api_.SettleDeployments();
+  api_.Sync();
+  const Json target = api_.Get(kTargetPath);
+  for (int i = 0; i < 3; ++i) {
+    absl::StatusOr<kube::Result> r = Reconcile();
+    ASSERT_TRUE(r.ok()) << r.status();
+    clock_.Advance(absl::Seconds(10));
+  }
+  for (const std::string& l : api_.TakeLog()) {
+    EXPECT_THAT(l, ::testing::AnyOf(HasSubstr("POST /api/v1/namespaces/shop/events")))
+        << "wrote " << l;
+  }
+  EXPECT_EQ(api_.Get(kTargetPath), target);
+  EXPECT_FALSE(api_.Get(kProfilePath).contains("status"));
+  // Said once, naming both.
+  ASSERT_EQ(EventsOf("ManagedElsewhere").size(), 1u);
+  EXPECT_THAT(EventsOf("ManagedElsewhere")[0].value("message", ""),
+              HasSubstr("managed by operator instance booster-a/booster"));
+  EXPECT_THAT(observer_.forgotten, ::testing::Contains("shop/web"));
 }
 
 TEST_F(ReconcilerTest, AddsTheFinalizerFirst) {

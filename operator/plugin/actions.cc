@@ -174,8 +174,8 @@ absl::StatusOr<Action> PlanAction(Verb verb, const Json& profile, absl::Time now
           return refuse("it is already RolledBack");
         case Phase::kPromoted:
           return refuse(
-              "it is Promoted, nothing is in flight (deleting the profile gives the Deployment "
-              "its original template back)");
+              "it is Promoted, nothing is in flight (deleting the profile takes the tuning off "
+              "the Deployment and leaves the team's latest template)");
         case Phase::kPending:
           return refuse("it is Pending, nothing is in flight yet (delete the profile to drop it)");
         case Phase::kFailed:

@@ -139,7 +139,7 @@ TEST(PlanActionTest, RefusalsSayWhy) {
            Case{Verb::kPromote, "Promoting", "already being promoted"},
            Case{Verb::kPromote, "RolledBack", "retry starts a new rollout"},
            Case{Verb::kAbort, "RolledBack", "it is already RolledBack"},
-           Case{Verb::kAbort, "Promoted", "deleting the profile gives the Deployment"},
+           Case{Verb::kAbort, "Promoted", "deleting the profile takes the tuning off"},
            Case{Verb::kRetry, "Progressing", "a rollout is in flight (Progressing)"},
            Case{Verb::kPause, "Promoted", "the rollout is over (Promoted)"},
            Case{Verb::kPause, "RollingBack", "finishes before anything else"},

@@ -945,6 +945,7 @@ RolloutStatus ParseStatus(const Json& j) {
   s.original_replicas = IntAt32(j, "originalReplicas");
   s.stable_replicas = IntAt32(j, "stableReplicas");
   s.canary_replicas = IntAt32(j, "canaryReplicas");
+  s.target_floor = IntAt32(j, "targetFloor");
   s.canary_name = StringAt(j, "canaryName");
   s.target_uid = StringAt(j, "targetUID");
   s.target_name = StringAt(j, "targetName");
@@ -1012,6 +1013,7 @@ Json StatusToJson(const RolloutStatus& s) {
   j["originalReplicas"] = s.original_replicas;
   j["stableReplicas"] = s.stable_replicas;
   j["canaryReplicas"] = s.canary_replicas;
+  if (s.target_floor > 0) j["targetFloor"] = s.target_floor;
   if (!s.canary_name.empty()) j["canaryName"] = s.canary_name;
   if (!s.target_uid.empty()) j["targetUID"] = s.target_uid;
   if (!s.target_name.empty()) j["targetName"] = s.target_name;

@@ -202,6 +202,10 @@ struct RolloutStatus {
   int original_replicas = 0;  // target replicas when the rollout started
   int stable_replicas = 0;    // target replicas the operator wants
   int canary_replicas = 0;    // canary replicas the operator wants
+  // Replicas the target keeps whatever the weight, beyond an HPA's minReplicas: the count an
+  // HPA wrote again after Booster had re-split it (it holds that many on the target itself,
+  // at its maxReplicas for one). 0 = none; cleared by any other count written.
+  int target_floor = 0;
   std::string canary_name;
   std::string target_uid;
   std::string target_name;  // the Deployment this rollout enrolled (and may hold)

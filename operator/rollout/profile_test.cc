@@ -302,6 +302,7 @@ RolloutStatus FullStatus() {
   s.original_replicas = 9;
   s.stable_replicas = 5;
   s.canary_replicas = 5;
+  s.target_floor = 4;
   s.canary_name = "web-booster";
   s.target_uid = "uid-1";
   s.team_template_hash = "aaaa";

@@ -652,7 +652,9 @@ void Machine::Resplit() {
     s_.stable_replicas = s_.total_replicas;
     return;
   }
-  const Split split = SplitReplicas(s_.total_replicas, s_.canary_weight, obs_.hpa_min_replicas);
+  const int32_t floor =
+      obs_.hpa_name.empty() ? 0 : std::max<int32_t>(obs_.hpa_min_replicas, s_.target_floor);
+  const Split split = SplitReplicas(s_.total_replicas, s_.canary_weight, floor);
   s_.stable_replicas = split.stable;
   s_.canary_replicas = split.canary;
 }
@@ -806,7 +808,23 @@ void Machine::FollowExternalScale() {
     return;
   }
   const int32_t before = s_.total_replicas;
-  if (now == before) return;  // already the total (a scale seen before its marker moved)
+  if (now == before) {
+    // The total written again after Booster re-split it: an HPA that holds that many on the
+    // target itself (pinned at its maxReplicas or minReplicas, it writes its number on every
+    // sync while the target has less). The target keeps it; the canary's pods come on top.
+    if (!obs_.hpa_name.empty() && s_.target_floor != now && s_.phase != Phase::kPromoting &&
+        s_.phase != Phase::kRollingBack) {
+      s_.target_floor = now;
+      Resplit();
+      Event(false, "HPAHoldsTarget",
+            absl::StrCat("HorizontalPodAutoscaler ", obs_.hpa_name, " wrote ", now,
+                         " on Deployment ", TargetName(),
+                         " again: it holds that many there itself, so the target keeps ", now,
+                         " and the canary's ", s_.canary_replicas, " come on top"));
+    }
+    return;
+  }
+  s_.target_floor = 0;
   s_.total_replicas = now;
   Resplit();
   if (now == 0) {
@@ -1016,6 +1034,7 @@ void Machine::StartRollout(std::string reason, std::string message, bool keep_tu
   s_.canary_weight = 0;
   s_.current_step = 0;
   s_.extensions = 0;
+  s_.target_floor = 0;
   s_.team_template_hash = TemplateHash(team_);
   // A target an earlier rollout of this profile promoted keeps that tuning as its baseline
   // arm: the new canary is compared with what runs now, and a rollback keeps it.

@@ -1124,10 +1124,20 @@ TEST(ReconcileTest, HpaFollowTakesTheHpasNumberAsTheTotal) {
   EXPECT_FALSE(Has(quiet, ActionType::kScaleTarget));
   EXPECT_FALSE(Has(quiet, ActionType::kCreateCanary));
   EXPECT_FALSE(Has(quiet, ActionType::kPatchCanary));
+  // Pinned at its maxReplicas, an HPA writes its number on every sync while the target has
+  // less: written again, the target keeps it and the canary comes on top (no fight).
+  sim.target()["spec"]["replicas"] = 8;
+  sim.Step(verdicts);
+  EXPECT_EQ(sim.status().target_floor, 8);
+  EXPECT_EQ(sim.TargetReplicas(), 8);
+  EXPECT_EQ(sim.CanaryReplicas(), 1);
+  EXPECT_THAT(Reasons(sim.events()), ::testing::Contains("HPAHoldsTarget"));
+  EXPECT_FALSE(Has(sim.Plan1(verdicts), ActionType::kScaleTarget));
   // Down again: obeyed, re-split.
   sim.target()["spec"]["replicas"] = 3;
   sim.Step(verdicts);
   EXPECT_EQ(sim.status().total_replicas, 3);
+  EXPECT_EQ(sim.status().target_floor, 0);
   EXPECT_EQ(sim.Total(), 3);
   // Rolled back, the target gets the whole current total.
   sim.SetAnnotation(kAnnotationAbort, "x");

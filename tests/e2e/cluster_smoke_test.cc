@@ -84,10 +84,6 @@ spec:
   return Workload{f[0], f[1], f[2], std::string(absl::StripPrefix(f[3], "containerd://")), f[4]};
 }
 
-absl::StatusOr<std::string> HttpGet(const std::string& url) {
-  return RunCommand({"curl", "-sS", "--fail", "--max-time", "30", url});
-}
-
 TEST(ClusterSmokeTest, HttpWorkloadBecomesReadyAndAnswersOnItsPodIp) {
   TestNamespace ns("smoke-http");
   ASSERT_TRUE(ns.status().ok()) << ns.status();
@@ -323,64 +319,6 @@ spec:
                   absl::Minutes(2), absl::Seconds(1))
                   .ok());
   EXPECT_TRUE(RunCommand({ClusterDir() + "/kwok-node", "--delete", node}).ok());
-}
-
-// Asks `url` (a /work?ms=N of the HTTP workload) again and again on one thread, from
-// construction until Stop(): the container spins without a pause, so it uses as much CPU
-// as its limit lets it. Bounded in time whatever happens to the test.
-class CpuLoad {
- public:
-  explicit CpuLoad(std::string url) : url_(std::move(url)), thread_([this] { Run(); }) {}
-  ~CpuLoad() { Stop(); }
-  CpuLoad(const CpuLoad&) = delete;
-  CpuLoad& operator=(const CpuLoad&) = delete;
-
-  void Stop() {
-    stop_ = true;
-    if (thread_.joinable()) thread_.join();
-  }
-  int answered() const { return answered_; }
-
- private:
-  void Run() {
-    const absl::Time end = absl::Now() + absl::Minutes(10);
-    while (!stop_ && absl::Now() < end) {
-      if (HttpGet(url_).ok()) {
-        ++answered_;
-      } else {
-        absl::SleepFor(absl::Milliseconds(200));  // not a hot loop of failing curls
-      }
-    }
-  }
-
-  const std::string url_;
-  std::atomic<bool> stop_{false};
-  std::atomic<int> answered_{0};
-  std::thread thread_;  // last: it runs as soon as it is constructed
-};
-
-// What the HPA controller last wrote into the HorizontalPodAutoscaler's status.
-struct HpaStatus {
-  int current_replicas = -1, desired_replicas = -1;
-  int utilization = -1;  // -1 until it has read the pods' CPU from metrics.k8s.io
-};
-
-absl::StatusOr<HpaStatus> GetHpaStatus(const std::string& ns, const std::string& name) {
-  absl::StatusOr<std::string> r =
-      Kubectl({"-n", ns, "get", "hpa", name, "-o",
-               "jsonpath={.status.currentReplicas} {.status.desiredReplicas} "
-               "{.status.currentMetrics[0].resource.current.averageUtilization}"});
-  if (!r.ok()) return r.status();
-  std::vector<std::string> f = absl::StrSplit(Trim(*r), ' ', absl::SkipEmpty());
-  HpaStatus s;
-  if (f.size() >= 2 && (!absl::SimpleAtoi(f[0], &s.current_replicas) ||
-                        !absl::SimpleAtoi(f[1], &s.desired_replicas))) {
-    return absl::InternalError(absl::StrCat("unexpected HPA status: ", *r));
-  }
-  if (f.size() == 3 && !absl::SimpleAtoi(f[2], &s.utilization)) {
-    return absl::InternalError(absl::StrCat("unexpected HPA status: ", *r));
-  }
-  return s;
 }
 
 // What a WaitForScale saw on the way: the Deployment's replica counts in order (each

@@ -14,8 +14,12 @@
 #include <random>
 #include <sstream>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
 
 extern char** environ;
 
@@ -155,6 +159,45 @@ absl::Status WaitFor(const std::function<absl::StatusOr<bool>()>& condition,
   }
 }
 
+absl::StatusOr<std::string> HttpGet(const std::string& url) {
+  return RunCommand({"curl", "-sS", "--fail", "--max-time", "30", url});
+}
+
+void CpuLoad::Stop() {
+  stop_ = true;
+  if (thread_.joinable()) thread_.join();
+}
+
+void CpuLoad::Run() {
+  const absl::Time end = absl::Now() + absl::Minutes(10);
+  while (!stop_ && absl::Now() < end) {
+    if (HttpGet(url_).ok()) {
+      ++answered_;
+    } else {
+      absl::SleepFor(absl::Milliseconds(200));  // not a hot loop of failing curls
+    }
+  }
+}
+
+absl::StatusOr<HpaStatus> GetHpaStatus(const std::string& ns, const std::string& name) {
+  absl::StatusOr<std::string> r =
+      Kubectl({"-n", ns, "get", "hpa", name, "-o",
+               "jsonpath={.status.currentReplicas} {.status.desiredReplicas} "
+               "{.status.currentMetrics[0].resource.current.averageUtilization}"});
+  if (!r.ok()) return r.status();
+  std::vector<std::string> f =
+      absl::StrSplit(absl::StripAsciiWhitespace(*r), ' ', absl::SkipEmpty());
+  HpaStatus s;
+  if (f.size() >= 2 && (!absl::SimpleAtoi(f[0], &s.current_replicas) ||
+                        !absl::SimpleAtoi(f[1], &s.desired_replicas))) {
+    return absl::InternalError(absl::StrCat("unexpected HPA status: ", *r));
+  }
+  if (f.size() == 3 && !absl::SimpleAtoi(f[2], &s.utilization)) {
+    return absl::InternalError(absl::StrCat("unexpected HPA status: ", *r));
+  }
+  return s;
+}
+
 TestNamespace::TestNamespace(absl::string_view prefix) {
   std::random_device rd;
   name_ = absl::StrCat(prefix, "-", std::to_string(rd() % 1000000));
@@ -168,7 +211,9 @@ TestNamespace::TestNamespace(absl::string_view prefix) {
           if (!sa.ok()) return absl::UnavailableError(sa.status().message());
           return true;
         },
-        absl::Seconds(60));
+        // The service-account controller can take a minute after an API server outage
+        // (measured: 35-67 s after 30 s down) before it serves a new namespace.
+        absl::Seconds(150));
   }
 }
 

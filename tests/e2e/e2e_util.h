@@ -8,8 +8,11 @@
 #ifndef BOOSTER_TESTS_E2E_E2E_UTIL_H_
 #define BOOSTER_TESTS_E2E_E2E_UTIL_H_
 
+#include <atomic>
 #include <functional>
 #include <string>
+#include <thread>
+#include <utility>
 
 #include <vector>
 
@@ -42,6 +45,38 @@ absl::Status Apply(absl::string_view yaml);
 // error). Return kUnavailable from `condition` for "not yet, and here is why".
 absl::Status WaitFor(const std::function<absl::StatusOr<bool>()>& condition,
                      absl::Duration timeout, absl::Duration interval = absl::Milliseconds(500));
+
+// GET `url` with curl (30 s at most); the body, or why not.
+absl::StatusOr<std::string> HttpGet(const std::string& url);
+
+// Asks `url` (a /work?ms=N of the HTTP workload) again and again on one thread, from
+// construction until Stop(): the container spins without a pause, so it uses as much CPU
+// as its limit lets it. Bounded in time (10 minutes) whatever happens to the test.
+class CpuLoad {
+ public:
+  explicit CpuLoad(std::string url) : url_(std::move(url)), thread_([this] { Run(); }) {}
+  ~CpuLoad() { Stop(); }
+  CpuLoad(const CpuLoad&) = delete;
+  CpuLoad& operator=(const CpuLoad&) = delete;
+
+  void Stop();
+  int answered() const { return answered_; }
+
+ private:
+  void Run();
+
+  const std::string url_;
+  std::atomic<bool> stop_{false};
+  std::atomic<int> answered_{0};
+  std::thread thread_;  // last: it runs as soon as it is constructed
+};
+
+// What the HPA controller last wrote into a HorizontalPodAutoscaler's status.
+struct HpaStatus {
+  int current_replicas = -1, desired_replicas = -1;
+  int utilization = -1;  // -1 until it has read the pods' CPU from metrics.k8s.io
+};
+absl::StatusOr<HpaStatus> GetHpaStatus(const std::string& ns, const std::string& name);
 
 // A namespace named <prefix>-<random suffix>, created now and deleted (without waiting)
 // when this object goes away, so tests do not see each other's objects.

@@ -88,10 +88,6 @@ int FreePort() {
 // are told this address (feedback.agentAddress) and the chart's certificate names it.
 constexpr char kServiceIp[] = "10.96.0.53";
 
-absl::StatusOr<std::string> HttpGet(const std::string& url) {
-  return RunCommand({"curl", "-sf", "--max-time", "5", url});
-}
-
 // The sum of the samples of metric `name` (exactly that name) whose labels contain every
 // string of `labels`, in Prometheus text; -1 when there is none.
 double Sample(const std::string& text, const std::string& name,
@@ -422,22 +418,31 @@ class HelmChartE2eTest : public ::testing::Test {
     ASSERT_TRUE(
         Kubectl({"label", "namespace", app_ns_.name(), "booster.dev/enabled=true"}).ok());
     // A release name of its own, so nothing of this test collides with a user's install.
+    absl::StatusOr<std::string> out =
+        Install(release_, system_ns_.name(), kServiceIp, ExtraValues());
+    installed_ = out.ok();
+    ASSERT_TRUE(out.ok()) << out.status() << "\n" << Diagnose(system_ns_.name());
+  }
+
+  // `helm install` of the chart as release `release` in `ns`, its agents' Service at
+  // `service_ip`, with the e2e images and further values (--set).
+  static absl::StatusOr<std::string> Install(const std::string& release, const std::string& ns,
+                                             const std::string& service_ip,
+                                             const std::vector<std::string>& values) {
     std::vector<std::string> args = {
-        "install", release_, Env("BOOSTER_CHART"), "--namespace", system_ns_.name(),
+        "install", release, Env("BOOSTER_CHART"), "--namespace", ns,
          "--set", "operator.image.repository=booster.local/operator",
          "--set", "operator.image.tag=e2e", "--set", "operator.image.pullPolicy=Never",
          "--set", "agent.image.repository=booster.local/agent",
          "--set", "agent.image.tag=e2e", "--set", "agent.image.pullPolicy=Never",
          "--set", "operator.logFormat=text",
-         "--set", absl::StrCat("feedback.clusterIP=", kServiceIp),
-         "--set", absl::StrCat("feedback.agentAddress=", kServiceIp, ":9443"),
+         "--set", absl::StrCat("feedback.clusterIP=", service_ip),
+         "--set", absl::StrCat("feedback.agentAddress=", service_ip, ":9443"),
          "--wait", "--timeout", "3m"};
-    for (const std::string& value : ExtraValues()) {
+    for (const std::string& value : values) {
       args.insert(args.end() - 3, {"--set", value});
     }
-    absl::StatusOr<std::string> out = Helm(args);
-    installed_ = out.ok();
-    ASSERT_TRUE(out.ok()) << out.status() << "\n" << Diagnose(system_ns_.name());
+    return Helm(args);
   }
 
   // Further chart values (--set) of a test.
@@ -461,9 +466,9 @@ class HelmChartE2eTest : public ::testing::Test {
 
   std::string Deployment() const { return release_ + "-booster-operator"; }
 
-  absl::StatusOr<std::string> LeaseHolder() {
-    return Kubectl({"-n", system_ns_.name(), "get", "lease", "booster-operator", "-o",
-                    "jsonpath={.spec.holderIdentity}"});
+  absl::StatusOr<std::string> LeaseHolder(const std::string& ns = "") {
+    return Kubectl({"-n", ns.empty() ? system_ns_.name() : ns, "get", "lease",
+                    "booster-operator", "-o", "jsonpath={.spec.holderIdentity}"});
   }
 
   absl::StatusOr<std::vector<std::string>> OperatorPods() {
@@ -978,6 +983,129 @@ spec:
   EXPECT_TRUE(Kubectl({"get", "crd", "boosterprofiles.booster.dev"}).ok());
 }
 
+
+// Two installations of the chart (two releases in two namespaces, both watching every
+// namespace that opted in) and one profile: the installation that claimed it first
+// (annotation booster.dev/instance, decided by the API server) manages it; the other
+// writes nothing to it and says so (an Event, a metric), so the two never trade writes.
+TEST_F(HelmChartE2eTest, TwoReleasesOneProfileOneManager) {
+  TestNamespace second_ns("booster-chart-b");
+  ASSERT_TRUE(second_ns.status().ok()) << second_ns.status();
+  const std::string second = "chart-e2e-b";
+  constexpr char kSecondServiceIp[] = "10.96.0.54";
+  absl::StatusOr<std::string> out = Install(second, second_ns.name(), kSecondServiceIp, {});
+  ASSERT_TRUE(out.ok()) << out.status() << "\n" << Diagnose(second_ns.name());
+  struct Uninstall {
+    std::string release, ns;
+    ~Uninstall() { (void)Helm({"uninstall", release, "--namespace", ns}); }
+  } uninstall{second, second_ns.name()};
+  const std::string first_instance = absl::StrCat(system_ns_.name(), "/", release_);
+  const std::string second_instance = absl::StrCat(second_ns.name(), "/", second);
+  for (const std::string& ns : {system_ns_.name(), second_ns.name()}) {
+    absl::Status led = WaitFor(
+        [&]() -> absl::StatusOr<bool> {
+          absl::StatusOr<std::string> h = LeaseHolder(ns);
+          if (!h.ok() || h->empty()) return absl::UnavailableError("no leader in " + ns);
+          return true;
+        },
+        absl::Seconds(90));
+    ASSERT_TRUE(led.ok()) << led;
+  }
+
+  const std::string& ns = app_ns_.name();
+  ASSERT_TRUE(ApplyJson(DeploymentObject(ns, "web", 2, HttpServerTemplate("web"))).ok());
+  ASSERT_TRUE(WaitRolledOut(ns, "web", absl::Minutes(3)).ok()) << Diagnose(ns);
+  ASSERT_TRUE(Apply(absl::StrCat(R"(
+apiVersion: booster.dev/v1alpha1
+kind: BoosterProfile
+metadata: {name: web, namespace: )", ns, R"(}
+spec:
+  targetRef: {kind: Deployment, name: web}
+  tuning:
+    runtime:
+      go: {gomaxprocs: auto}
+  rollout:
+    steps: [100]
+    stepDuration: 3s
+    progressDeadline: 3m
+)")).ok());
+  absl::Status promoted = WaitFor(
+      [&]() -> absl::StatusOr<bool> {
+        absl::StatusOr<Json> bp = GetJson({"-n", ns, "get", "bp", "web"});
+        if (!bp.ok()) return absl::UnavailableError(bp.status().message());
+        const std::string phase = bp->value("/status/phase"_json_pointer, "");
+        if (phase == "Promoted") return true;
+        return absl::UnavailableError(phase);
+      },
+      absl::Minutes(4), absl::Seconds(1));
+  ASSERT_TRUE(promoted.ok()) << promoted << Diagnose(ns);
+
+  absl::StatusOr<Json> bp = GetJson({"-n", ns, "get", "bp", "web"});
+  ASSERT_TRUE(bp.ok());
+  const std::string claimer =
+      bp->value("/metadata/annotations/booster.dev~1instance"_json_pointer, "");
+  ASSERT_THAT(claimer, ::testing::AnyOf(first_instance, second_instance));
+  const std::string other = claimer == first_instance ? second_instance : first_instance;
+  const std::string other_ns = claimer == first_instance ? second_ns.name() : system_ns_.name();
+  const std::string claimer_ip = claimer == first_instance ? kServiceIp : kSecondServiceIp;
+  std::cout << "claimed by " << claimer << "; " << other << " stands back\n";
+
+  // The other one said so, once, and exports it.
+  absl::Status said = WaitFor(
+      [&]() -> absl::StatusOr<bool> {
+        absl::StatusOr<Json> events = GetJson(
+            {"-n", ns, "get", "events", "--field-selector",
+             "involvedObject.kind=BoosterProfile,reason=ManagedElsewhere"});
+        if (!events.ok()) return absl::UnavailableError(events.status().message());
+        for (const Json& e : (*events)["items"]) {
+          const std::string msg = e.value("message", "");
+          if (msg.find(claimer) != std::string::npos && msg.find(other) != std::string::npos) {
+            return true;
+          }
+        }
+        return absl::UnavailableError("no ManagedElsewhere Event yet");
+      },
+      absl::Minutes(1), absl::Seconds(1));
+  EXPECT_TRUE(said.ok()) << said;
+  absl::StatusOr<std::string> other_leader = LeaseHolder(other_ns);
+  ASSERT_TRUE(other_leader.ok());
+  absl::StatusOr<std::string> other_ip = PodIp(other_ns, *other_leader);
+  ASSERT_TRUE(other_ip.ok()) << other_ip.status();
+  absl::StatusOr<std::string> metrics = HttpGet(absl::StrCat("http://", *other_ip, ":8080/metrics"));
+  ASSERT_TRUE(metrics.ok()) << metrics.status();
+  EXPECT_EQ(Sample(*metrics, "booster_operator_profile_foreign",
+                   {absl::StrCat("instance=\"", claimer, "\""), "profile=\"web\""}),
+            1);
+  EXPECT_EQ(Sample(*metrics, "booster_operator_profile_phase", {"profile=\"web\""}), -1)
+      << "the other installation exports no phase of a profile it does not manage";
+
+  // The target carries the claimer's feedback address, and nobody rewrites it: its
+  // generation holds still for three passes' worth of time.
+  absl::StatusOr<Json> target = GetJson({"-n", ns, "get", "deploy", "web"});
+  ASSERT_TRUE(target.ok());
+  std::string address;
+  for (const Json& c : target->value("/spec/template/spec/containers"_json_pointer, Json::array())) {
+    if (c.value("name", "") != "booster-agent") continue;
+    for (const Json& e : c.value("env", Json::array())) {
+      if (e.value("name", "") == "BOOSTER_OPERATOR") address = e.value("value", "");
+    }
+  }
+  EXPECT_EQ(address, absl::StrCat(claimer_ip, ":9443"));
+  const int64_t generation = target->value("/metadata/generation"_json_pointer, int64_t{0});
+  const absl::Time start = absl::Now();
+  absl::Status still = WaitFor(
+      [&]() -> absl::StatusOr<bool> {
+        absl::StatusOr<Json> t = GetJson({"-n", ns, "get", "deploy", "web"});
+        if (t.ok() && t->value("/metadata/generation"_json_pointer, int64_t{0}) != generation) {
+          return absl::FailedPreconditionError("the target was written again");
+        }
+        if (absl::Now() - start < absl::Seconds(10)) return absl::UnavailableError("watching");
+        return true;
+      },
+      absl::Seconds(30), absl::Seconds(1));
+  EXPECT_TRUE(still.ok()) << still;
+  ASSERT_TRUE(Kubectl({"-n", ns, "delete", "bp", "web", "--timeout=120s"}).ok());
+}
 
 // The chart with operator.watchNamespace: the operator and its RBAC cover the test's own
 // namespace only (a Role there), so it leaves every other namespace of the cluster alone.

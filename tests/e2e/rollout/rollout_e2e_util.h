@@ -28,6 +28,8 @@ using Json = nlohmann::json;
 inline constexpr char kAgentImage[] = "booster.local/agent:e2e";
 // The HTTP workload built with cgo: dynamically linked, so LD_PRELOAD reaches it.
 inline constexpr char kAppImage[] = "booster.local/httpserver:cgo";
+// The same program under another name: a team's new image.
+inline constexpr char kAppImageV2[] = "booster.local/httpserver:cgo-v2";
 
 // Builds (when their inputs changed) and imports the two images with
 // tests/e2e/rollout/images, from $BOOSTER_AGENT_BIN and $BOOSTER_PRELOAD_LIB.
