@@ -27,6 +27,19 @@ std::string NameOf(const Json& item) {
   return it != item.end() && it->is_string() ? it->get<std::string>() : "";
 }
 
+// obj[key] when obj is an object and that is a string / a bool; "" / false otherwise. The
+// layer's record is an annotation anyone can edit: it is read only through these.
+std::string StrAt(const Json& obj, const char* key) {
+  if (!obj.is_object()) return "";
+  auto it = obj.find(key);
+  return it != obj.end() && it->is_string() ? it->get<std::string>() : "";
+}
+bool BoolAt(const Json& obj, const char* key) {
+  if (!obj.is_object()) return false;
+  auto it = obj.find(key);
+  return it != obj.end() && it->is_boolean() && it->get<bool>();
+}
+
 // Replaces the element of `array` with item's name in place, or appends it.
 void UpsertByName(Json& array, Json item) {
   const std::string name = NameOf(item);
@@ -96,7 +109,7 @@ std::string MetaString(const Json& tmpl, const char* map, const char* key) {
 // which records the value written and the one it replaced, so TeamTemplate can undo that
 // exact change on a later version of the template (kLayerAnnotation). The record:
 //   {"env": {"<container>": {"<NAME>": {"set": "<value>", "was": <the team's entry>}}},
-//    "sysctls": {"<name>": {"set": "<value>", "was": "<the team's value>"}},
+//    "sysctls": {"<name>": {"set": "<value>", "was": <the team's entry>}},
 //    "shareProcessNamespace": "added" | "false", "securityContext": "added"}
 // "was" is absent where the team had no such entry.
 class Layer {
@@ -127,7 +140,7 @@ class Layer {
     Json& rec = record_["sysctls"][name];
     for (Json& e : sysctls) {
       if (NameOf(e) != name) continue;
-      if (!rec.contains("set") && !rec.contains("was")) rec["was"] = e.value("value", "");
+      if (!rec.contains("set") && !rec.contains("was")) rec["was"] = e;  // the team's entry
       rec["set"] = value;
       e = Json{{"name", name}, {"value", value}};
       return;
@@ -137,7 +150,7 @@ class Layer {
   }
 
   void SharePids(Json& pod_spec) {
-    if (pod_spec.value("shareProcessNamespace", false)) return;
+    if (BoolAt(pod_spec, "shareProcessNamespace")) return;
     // "added": the team's template had no such field; "false": it said false.
     record_["shareProcessNamespace"] = pod_spec.contains("shareProcessNamespace") ? "false" : "added";
     pod_spec["shareProcessNamespace"] = true;
@@ -197,7 +210,7 @@ std::string AllocatorPreload(absl::string_view name, const MutationOptions& opts
 bool HasPreload(const Json& container, const MutationOptions& opts) {
   const Json* e = EnvEntry(container, "LD_PRELOAD");
   if (e == nullptr) return false;
-  const std::string v = e->value("value", "");
+  const std::string v = StrAt(*e, "value");
   if (v == opts.LibraryPath()) return true;
   // An allocator chained in front (ChainAllocator): <mount>/<allocator file>:<library>.
   for (absl::string_view name : {"jemalloc", "mimalloc", "tcmalloc"}) {
@@ -509,6 +522,39 @@ absl::Status CheckNoNameClash(const Json& team, const MutationOptions& opts) {
   return absl::OkStatus();
 }
 
+// The parts of a template Booster writes into must have the API's types (the API server
+// never returns other ones; a malformed input gets an error, not an exception).
+absl::Status CheckShape(const Json& t) {
+  auto kind_of = [](const Json& parent, const char* key, bool object) {
+    if (!parent.is_object() || !parent.contains(key) || parent[key].is_null()) return true;
+    return object ? parent[key].is_object() : parent[key].is_array();
+  };
+  std::string bad;
+  if (!kind_of(t, "metadata", true)) bad = "metadata";
+  const Json* meta = t.contains("metadata") && t["metadata"].is_object() ? &t["metadata"] : nullptr;
+  if (meta != nullptr && !kind_of(*meta, "labels", true)) bad = "metadata.labels";
+  if (meta != nullptr && !kind_of(*meta, "annotations", true)) bad = "metadata.annotations";
+  const Json& spec = t["spec"];
+  for (const char* list : {"containers", "initContainers", "volumes"}) {
+    if (!kind_of(spec, list, false)) bad = absl::StrCat("spec.", list);
+  }
+  if (!kind_of(spec, "securityContext", true)) bad = "spec.securityContext";
+  if (spec.contains("securityContext") && spec["securityContext"].is_object() &&
+      !kind_of(spec["securityContext"], "sysctls", false)) {
+    bad = "spec.securityContext.sysctls";
+  }
+  if (spec.contains("containers") && spec["containers"].is_array()) {
+    for (const Json& c : spec["containers"]) {
+      if (!kind_of(c, "env", false) || !kind_of(c, "volumeMounts", false)) {
+        bad = absl::StrCat("spec.containers[", NameOf(c), "]: env or volumeMounts");
+      }
+    }
+  }
+  if (bad.empty()) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat("the pod template's ", bad, " does not have the type the API defines"));
+}
+
 // The enrolled template of `team` (a template without a layer); what it writes into the
 // team's parts is recorded in `layer`. Neither the record nor the marker is written yet.
 absl::StatusOr<Json> Enroll(const Json& team, const EnrollContext& ctx,
@@ -517,6 +563,7 @@ absl::StatusOr<Json> Enroll(const Json& team, const EnrollContext& ctx,
   if (!team.is_object()) return absl::InvalidArgumentError("the pod template is not an object");
   absl::StatusOr<std::vector<size_t>> selected = SelectContainers(team, ctx);
   if (!selected.ok()) return selected.status();
+  if (absl::Status s = CheckShape(team); !s.ok()) return s;
   if (absl::Status s = CheckNoNameClash(team, opts); !s.ok()) return s;
   Json t = team;
   Json& meta = Child(t, "metadata", Json::object());
@@ -587,7 +634,8 @@ void UndoEnv(Json& c, const Json& recorded) {
     for (auto e = env.begin(); e != env.end(); ++e) {
       if (NameOf(*e) != it.key()) continue;
       if (*e == ours) {
-        if (rec.contains("was")) {
+        // A damaged record's "was" (not an entry of that name) is not written into the pod.
+        if (rec.contains("was") && NameOf(rec["was"]) == it.key()) {
           *e = rec["was"];
         } else {
           env.erase(e);
@@ -609,9 +657,9 @@ void UndoSysctls(Json& spec, const Json& recorded) {
     if (!rec.is_object() || !rec.contains("set") || !rec["set"].is_string()) continue;
     for (auto e = sysctls.begin(); e != sysctls.end(); ++e) {
       if (NameOf(*e) != it.key()) continue;
-      if (e->value("value", "") == rec["set"].get<std::string>()) {
-        if (rec.contains("was") && rec["was"].is_string()) {
-          (*e)["value"] = rec["was"];
+      if (*e == Json{{"name", it.key()}, {"value", rec["set"]}}) {
+        if (rec.contains("was") && NameOf(rec["was"]) == it.key()) {
+          *e = rec["was"];
         } else {
           sysctls.erase(e);
         }
@@ -627,6 +675,7 @@ void UndoSysctls(Json& spec, const Json& recorded) {
 // never what it replaced.
 Json LegacyRecord(const Json& tmpl, const MutationOptions& opts) {
   Json rec = Json::object();
+  if (!tmpl.contains("spec") || !tmpl["spec"].is_object()) return rec;
   const Json& spec = tmpl["spec"];
   if (!spec.contains("containers") || !spec["containers"].is_array()) return rec;
   std::optional<Tuning> tuning;
@@ -639,7 +688,7 @@ Json LegacyRecord(const Json& tmpl, const MutationOptions& opts) {
     if (!HasPreload(c, opts) && EnvEntry(c, "BOOSTER_CONTROL") == nullptr) continue;
     Json& env = rec["env"][name];
     if (const Json* e = EnvEntry(c, "LD_PRELOAD"); e != nullptr && HasPreload(c, opts)) {
-      env["LD_PRELOAD"]["set"] = e->value("value", "");
+      env["LD_PRELOAD"]["set"] = StrAt(*e, "value");
     }
     env["BOOSTER_CONTROL"]["set"] = opts.ControlPath();
     if (tuning) {
@@ -667,7 +716,7 @@ Json LegacyRecord(const Json& tmpl, const MutationOptions& opts) {
 
 std::string EnvValueText(const Json* e) {
   if (e == nullptr) return "missing";
-  if (e->contains("value")) return absl::StrCat("\"", e->value("value", ""), "\"");
+  if (e->contains("value")) return absl::StrCat("\"", StrAt(*e, "value"), "\"");
   return "set from elsewhere (valueFrom)";
 }
 
@@ -711,7 +760,7 @@ absl::StatusOr<Json> TunedTemplate(const Json& tmpl, const Tuning& tuning, absl:
   // shared volume, beside the library.
   if (chain_allocator) {
     for (Json& ic : t["spec"]["initContainers"]) {
-      if (ic.value("name", "") != kInstallContainer) continue;
+      if (NameOf(ic) != kInstallContainer) continue;
       ic["args"].push_back("--allocator");
       ic["args"].push_back(std::string(AllocatorName(tuning.preload.allocator)));
     }
@@ -745,8 +794,8 @@ Json TeamTemplate(const Json& tmpl, const MutationOptions& opts) {
   }
   if (!t.contains("spec") || !t["spec"].is_object()) return t;
   Json& spec = t["spec"];
-  if (spec.value("shareProcessNamespace", false)) {
-    const std::string shared = record.value("shareProcessNamespace", "");
+  if (BoolAt(spec, "shareProcessNamespace")) {
+    const std::string shared = StrAt(record, "shareProcessNamespace");
     if (shared == "added") spec.erase("shareProcessNamespace");
     if (shared == "false") spec["shareProcessNamespace"] = false;
   }
@@ -764,7 +813,7 @@ Json TeamTemplate(const Json& tmpl, const MutationOptions& opts) {
     }
   }
   if (record.contains("sysctls")) UndoSysctls(spec, record["sysctls"]);
-  if (record.value("securityContext", "") == "added" && spec.contains("securityContext") &&
+  if (StrAt(record, "securityContext") == "added" && spec.contains("securityContext") &&
       spec["securityContext"].is_object() && spec["securityContext"].empty()) {
     spec.erase("securityContext");
   }
@@ -822,8 +871,9 @@ std::vector<std::string> LayerDifferences(const Json& tmpl, const Json& want,
   if (record.is_object() && record.contains("env") && record["env"].is_object()) {
     for (auto ci = record["env"].begin(); ci != record["env"].end(); ++ci) {
       const Json* c = FindNamed(spec, "containers", ci.key());
+      if (!ci.value().is_object()) continue;
       for (auto it = ci.value().begin(); it != ci.value().end(); ++it) {
-        const std::string set = it.value().value("set", "");
+        const std::string set = StrAt(it.value(), "set");
         const Json* e = c == nullptr ? nullptr : EnvEntry(*c, it.key());
         if (e != nullptr && *e == Json{{"name", it.key()}, {"value", set}}) continue;
         out.push_back(absl::StrCat("env ", it.key(), " of container ", ci.key(), " is ",
@@ -834,16 +884,16 @@ std::vector<std::string> LayerDifferences(const Json& tmpl, const Json& want,
   if (record.is_object() && record.contains("sysctls") && record["sysctls"].is_object()) {
     const Json* sc = spec.contains("securityContext") ? &spec["securityContext"] : nullptr;
     for (auto it = record["sysctls"].begin(); it != record["sysctls"].end(); ++it) {
-      const std::string set = it.value().value("set", "");
+      const std::string set = StrAt(it.value(), "set");
       const Json* e = sc == nullptr ? nullptr : FindNamed(*sc, "sysctls", it.key());
-      if (e != nullptr && e->value("value", "") == set) continue;
+      if (e != nullptr && StrAt(*e, "value") == set) continue;
       out.push_back(absl::StrCat("sysctl ", it.key(), " is ",
                                  e == nullptr ? std::string("missing")
-                                              : absl::StrCat("\"", e->value("value", ""), "\""),
+                                              : absl::StrCat("\"", StrAt(*e, "value"), "\""),
                                  ", not \"", set, "\""));
     }
   }
-  if (want_spec.value("shareProcessNamespace", false) && !spec.value("shareProcessNamespace", false)) {
+  if (BoolAt(want_spec, "shareProcessNamespace") && !BoolAt(spec, "shareProcessNamespace")) {
     out.push_back("shareProcessNamespace is not true");
   }
   return out;
@@ -931,7 +981,7 @@ QosClass PodQosClass(const Json& tmpl) {
     if (l == spec->end() || !l->is_array()) continue;
     for (const Json& c : *l) {
       if (!c.is_object()) continue;
-      const std::string name = c.value("name", "");
+      const std::string name = NameOf(c);
       if (name == kAgentContainer || name == kInstallContainer) continue;
       for (const char* resource : {"cpu", "memory"}) {
         const std::string limit = Limit(c, resource);
