@@ -89,10 +89,6 @@ const Json* EnvEntry(const Json& container, absl::string_view name) {
   return nullptr;
 }
 
-void SetEnv(Json& container, const std::string& name, const std::string& value) {
-  UpsertByName(Child(container, "env", Json::array()), Json{{"name", name}, {"value", value}});
-}
-
 Json FieldEnv(const char* name, const char* path) {
   return Json{{"name", name}, {"valueFrom", {{"fieldRef", {{"fieldPath", path}}}}}};
 }
