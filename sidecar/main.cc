@@ -35,7 +35,7 @@
 #include "sidecar/feedback_reporter.h"
 #include "sidecar/file_util.h"
 #include "sidecar/install.h"
-#include "sidecar/json_writer.h"
+#include "sidecar/json_line.h"
 #include "sidecar/planner.h"
 #include "sidecar/render.h"
 #include "sidecar/run_config.h"
@@ -146,9 +146,7 @@ int CmdTopology(const Args& a) {
   if (absl::Status s = Gather(a, &t, &l); !s.ok()) return Fail(s);
   Topology r = RestrictTopology(t, l.cpus);
   if (a.Has("json")) {
-    JsonWriter w;
-    WriteTopologyJson(r, l, &w);
-    std::printf("%s\n", w.str().c_str());
+    std::printf("%s\n", JsonLine(TopologyJson(r, l)).c_str());
   } else {
     std::printf("%s", TopologyText(r, l).c_str());
   }
@@ -177,9 +175,7 @@ int CmdPlan(const Args& a) {
   absl::StatusOr<Plan> plan = PlanPlacement(t, l, *policy);
   if (!plan.ok()) return Fail(plan.status());
   if (a.Has("json")) {
-    JsonWriter w;
-    WritePlanJson(*plan, &w);
-    std::printf("%s\n", w.str().c_str());
+    std::printf("%s\n", JsonLine(PlanJson(*plan)).c_str());
   } else {
     std::printf("%s", PlanText(*plan).c_str());
   }

@@ -7,29 +7,17 @@
 namespace booster::agent {
 namespace {
 
-void WriteLimitsJson(const Limits& l, JsonWriter* w) {
-  w->BeginObject();
-  w->Key("cgroup_version");
-  w->Int(l.cgroup_version);
-  w->Key("cpu_quota_cores");
-  if (l.cpu_quota_cores)
-    w->Double(*l.cpu_quota_cores);
-  else
-    w->Null();
-  w->Key("cfs_quota_us");
-  w->Int(l.cfs_quota_us);
-  w->Key("cfs_period_us");
-  w->Int(l.cfs_period_us);
-  w->Key("memory_limit_bytes");
-  if (l.memory_limit_bytes)
-    w->Uint(*l.memory_limit_bytes);
-  else
-    w->Null();
-  w->Key("cpuset");
-  w->String(FormatCpuList(l.cpus));
-  w->Key("mems");
-  w->String(FormatCpuList(l.mems));
-  w->EndObject();
+nlohmann::ordered_json LimitsJson(const Limits& l) {
+  nlohmann::ordered_json j;
+  j["cgroup_version"] = l.cgroup_version;
+  j["cpu_quota_cores"] = l.cpu_quota_cores ? nlohmann::ordered_json(*l.cpu_quota_cores) : nullptr;
+  j["cfs_quota_us"] = l.cfs_quota_us;
+  j["cfs_period_us"] = l.cfs_period_us;
+  j["memory_limit_bytes"] =
+      l.memory_limit_bytes ? nlohmann::ordered_json(*l.memory_limit_bytes) : nullptr;
+  j["cpuset"] = FormatCpuList(l.cpus);
+  j["mems"] = FormatCpuList(l.mems);
+  return j;
 }
 
 std::string Bytes(uint64_t b) {
@@ -42,116 +30,63 @@ std::string Bytes(uint64_t b) {
 
 }  // namespace
 
-void WriteTopologyJson(const Topology& t, const Limits& limits, JsonWriter* w) {
-  w->BeginObject();
-  w->Key("source");
-  w->String(t.source);
-  w->Key("packages");
-  w->Int(t.packages);
-  w->Key("cpus");
-  w->IntArray(t.Cpus());
-  w->Key("cores");
-  w->BeginArray();
+nlohmann::ordered_json TopologyJson(const Topology& t, const Limits& limits) {
+  nlohmann::ordered_json j;
+  j["source"] = t.source;
+  j["packages"] = t.packages;
+  j["cpus"] = t.Cpus();
+  nlohmann::ordered_json& cores = j["cores"] = nlohmann::ordered_json::array();
   for (const Core& c : t.cores) {
-    w->BeginObject();
-    w->Key("index");
-    w->Int(c.index);
-    w->Key("package");
-    w->Int(c.package);
-    w->Key("numa_node");
-    w->Int(c.numa_node);
-    w->Key("cpus");
-    w->IntArray(c.cpus);
-    w->Key("threads_total");
-    w->Int(c.threads_total);
-    w->EndObject();
+    nlohmann::ordered_json& core = cores.emplace_back();
+    core["index"] = c.index;
+    core["package"] = c.package;
+    core["numa_node"] = c.numa_node;
+    core["cpus"] = c.cpus;
+    core["threads_total"] = c.threads_total;
   }
-  w->EndArray();
-  w->Key("numa_nodes");
-  w->BeginArray();
+  nlohmann::ordered_json& nodes = j["numa_nodes"] = nlohmann::ordered_json::array();
   for (size_t i = 0; i < t.numa_nodes.size(); ++i) {
     const NumaNode& n = t.numa_nodes[i];
-    w->BeginObject();
-    w->Key("os_index");
-    w->Int(n.os_index);
-    w->Key("memory_bytes");
-    w->Uint(n.memory_bytes);
-    w->Key("cpus");
-    w->IntArray(n.cpus);
-    w->Key("distances");
-    w->BeginArray();
-    if (i < t.distances.size()) {
-      for (uint64_t d : t.distances[i]) w->Uint(d);
-    }
-    w->EndArray();
-    w->EndObject();
+    nlohmann::ordered_json& node = nodes.emplace_back();
+    node["os_index"] = n.os_index;
+    node["memory_bytes"] = n.memory_bytes;
+    node["cpus"] = n.cpus;
+    node["distances"] = i < t.distances.size() ? nlohmann::ordered_json(t.distances[i])
+                                               : nlohmann::ordered_json::array();
   }
-  w->EndArray();
-  w->Key("distances_measured");
-  w->Bool(t.distances_measured);
-  w->Key("caches");
-  w->BeginArray();
+  j["distances_measured"] = t.distances_measured;
+  nlohmann::ordered_json& caches = j["caches"] = nlohmann::ordered_json::array();
   for (const Cache& c : t.caches) {
-    w->BeginObject();
-    w->Key("level");
-    w->Int(c.level);
-    w->Key("type");
-    w->String(c.type);
-    w->Key("size_bytes");
-    w->Uint(c.size_bytes);
-    w->Key("line_bytes");
-    w->Int(c.line_bytes);
-    w->Key("cpus");
-    w->IntArray(c.cpus);
-    w->EndObject();
+    nlohmann::ordered_json& cache = caches.emplace_back();
+    cache["level"] = c.level;
+    cache["type"] = c.type;
+    cache["size_bytes"] = c.size_bytes;
+    cache["line_bytes"] = c.line_bytes;
+    cache["cpus"] = c.cpus;
   }
-  w->EndArray();
-  w->Key("limits");
-  WriteLimitsJson(limits, w);
-  w->EndObject();
+  j["limits"] = LimitsJson(limits);
+  return j;
 }
 
-void WritePlanJson(const Plan& p, JsonWriter* w) {
-  w->BeginObject();
-  w->Key("cpus");
-  w->IntArray(p.cpus);
-  w->Key("cpu_list");
-  w->String(FormatCpuList(p.cpus));
-  w->Key("cpu_order");
-  w->IntArray(p.cpu_order);
-  w->Key("memory_nodes");
-  w->IntArray(p.memory_nodes);
-  w->Key("whole_cores");
-  w->Int(p.whole_cores);
-  w->Key("smt_siblings_used");
-  w->Bool(p.smt_siblings_used);
-  w->Key("cross_numa");
-  w->Bool(p.cross_numa);
-  w->Key("cpus_wanted");
-  w->Int(p.cpus_wanted);
-  w->Key("gomaxprocs");
-  w->Int(p.gomaxprocs);
-  w->Key("gomemlimit");
-  if (p.gomemlimit_bytes > 0)
-    w->Uint(p.gomemlimit_bytes);
-  else
-    w->Null();
-  w->Key("malloc_arena_max");
-  w->Int(p.malloc_arena_max);
-  w->Key("env");
-  w->BeginObject();
-  w->Key("GOMAXPROCS");
-  w->String(absl::StrCat(p.gomaxprocs));
-  if (p.gomemlimit_bytes > 0) {
-    w->Key("GOMEMLIMIT");
-    w->String(absl::StrCat(p.gomemlimit_bytes));
-  }
-  w->Key("MALLOC_ARENA_MAX");
-  w->String(absl::StrCat(p.malloc_arena_max));
-  w->EndObject();
-  w->Key("notes");
-  w->StringArray(p.notes);
-  w->EndObject();
+nlohmann::ordered_json PlanJson(const Plan& p) {
+  nlohmann::ordered_json j;
+  j["cpus"] = p.cpus;
+  j["cpu_list"] = FormatCpuList(p.cpus);
+  j["cpu_order"] = p.cpu_order;
+  j["memory_nodes"] = p.memory_nodes;
+  j["whole_cores"] = p.whole_cores;
+  j["smt_siblings_used"] = p.smt_siblings_used;
+  j["cross_numa"] = p.cross_numa;
+  j["cpus_wanted"] = p.cpus_wanted;
+  j["gomaxprocs"] = p.gomaxprocs;
+  j["gomemlimit"] = p.gomemlimit_bytes > 0 ? nlohmann::ordered_json(p.gomemlimit_bytes) : nullptr;
+  j["malloc_arena_max"] = p.malloc_arena_max;
+  nlohmann::ordered_json& env = j["env"];
+  env["GOMAXPROCS"] = absl::StrCat(p.gomaxprocs);
+  if (p.gomemlimit_bytes > 0) env["GOMEMLIMIT"] = absl::StrCat(p.gomemlimit_bytes);
+  env["MALLOC_ARENA_MAX"] = absl::StrCat(p.malloc_arena_max);
+  j["notes"] = p.notes;
+  return j;
 }
 
 std::string TopologyText(const Topology& t, const Limits& l) {

@@ -1,19 +1,22 @@
 // Text and JSON renderings of the topology, limits and plan, for `booster-agent
-// topology` and `booster-agent plan` and for the Applied report. Pure.
+// topology` and `booster-agent plan` and for the Applied report. Pure. The JSON keeps its
+// keys in the order written (json_line.h).
+//
+//   std::printf("%s\n", JsonLine(PlanJson(plan)).c_str());
 #ifndef BOOSTER_SIDECAR_RENDER_H_
 #define BOOSTER_SIDECAR_RENDER_H_
 
 #include <string>
 
+#include "nlohmann/json.hpp"
 #include "sidecar/cgroup.h"
-#include "sidecar/json_writer.h"
 #include "sidecar/planner.h"
 #include "sidecar/topology.h"
 
 namespace booster::agent {
 
-void WriteTopologyJson(const Topology& t, const Limits& limits, JsonWriter* w);
-void WritePlanJson(const Plan& plan, JsonWriter* w);
+nlohmann::ordered_json TopologyJson(const Topology& t, const Limits& limits);
+nlohmann::ordered_json PlanJson(const Plan& plan);
 std::string TopologyText(const Topology& t, const Limits& limits);
 std::string PlanText(const Plan& plan);
 

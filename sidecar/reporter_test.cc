@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <set>
 
 #include "absl/strings/str_split.h"
@@ -111,6 +112,44 @@ TEST(ReporterTest, HelloAndFileLines) {
   EXPECT_EQ(hello["cpuset"], "0-3");
   EXPECT_DOUBLE_EQ(hello["cpu_quota_cores"].get<double>(), 1.5);
   EXPECT_EQ(Json::parse(lines[1])["sequence"], 1);
+}
+
+// What the JSON lines promise their readers (the integration test and bench/agent grep
+// them): one compact line, keys in the order written, strings escaped, numbers exact.
+TEST(ReporterTest, AppliedLineKeepsItsKeyOrderOnOneCompactLine) {
+  AppliedStatus s;
+  s.generation = 3;
+  s.arm = "canary";
+  s.action = "apply";
+  s.applied = {"placement: cpus 0-1"};
+  s.target_pids = {41, 42};
+  std::string line = AppliedJson(s);
+  EXPECT_EQ(line,
+            R"({"type":"applied","generation":3,"arm":"canary","action":"apply","ok":true,)"
+            R"("applied":["placement: cpus 0-1"],"failed":[],"target_pids":[41,42]})");
+}
+
+TEST(ReporterTest, StringsAreEscapedAndNonFiniteFiguresAreNull) {
+  WindowRecord rec;
+  rec.identity = Identity();
+  rec.identity.pod_name = "a\"b\\c\nd\x01";
+  rec.identity.node_name = "bad \xff utf-8";
+  rec.sequence = std::numeric_limits<uint64_t>::max();
+  rec.report.cpu_cores = std::numeric_limits<double>::infinity();
+  rec.report.throttled_ratio = std::numeric_limits<double>::quiet_NaN();
+  rec.report.runq_delay_per_second = 0.5;
+  rec.metrics = ComputeWindowMetrics(rec.report);
+  std::string line = ReportJson(rec);
+  EXPECT_EQ(line.find('\n'), std::string::npos);
+  EXPECT_THAT(line, testing::HasSubstr(R"("pod":"a\"b\\c\nd\u0001")"));
+  EXPECT_THAT(line, testing::HasSubstr(R"("sequence":18446744073709551615)"));
+  Json j = Json::parse(line);
+  EXPECT_EQ(j["pod"], "a\"b\\c\nd\x01");
+  EXPECT_EQ(j["node"], "bad \xEF\xBF\xBD utf-8") << "invalid UTF-8 becomes U+FFFD";
+  EXPECT_EQ(j["sequence"].get<uint64_t>(), std::numeric_limits<uint64_t>::max());
+  EXPECT_TRUE(j["cpu_cores"].is_null());
+  EXPECT_TRUE(j["throttled_ratio"].is_null());
+  EXPECT_DOUBLE_EQ(j["runq_delay_per_second"].get<double>(), 0.5);
 }
 
 }  // namespace
