@@ -37,6 +37,7 @@
 #include "sidecar/loop/run_config.h"
 #include "sidecar/plan/plan_render.h"
 #include "sidecar/plan/planner.h"
+#include "sidecar/report/json_lines_reporter.h"
 #include "sidecar/topology/cgroup.h"
 #include "sidecar/topology/cpu_list.h"
 #include "sidecar/topology/topology.h"

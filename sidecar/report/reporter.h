@@ -1,7 +1,8 @@
 // Reporting: what the agent tells the operator — Hello at start, Applied after every
-// directive (and after start-up recovery / shutdown revert), one Report per window.
-// JsonLinesReporter writes one JSON object per line to a file (or stdout); with an
-// operator, FeedbackReporter (feedback/feedback_reporter.h) streams them over gRPC instead.
+// directive (and after start-up recovery / shutdown revert), one Report per window — and
+// the Reporter seam the loop tells it through. JsonLinesReporter (json_lines_reporter.h)
+// writes one JSON object per line to a file (or stdout); with an operator,
+// FeedbackReporter (feedback/feedback_reporter.h) streams them over gRPC instead.
 //
 // A WindowRecord carries everything proto/booster/v1/agent.proto's WindowReport needs:
 // (incarnation, sequence) identify it across reconnects, the per-metric values with their
@@ -10,14 +11,12 @@
 #ifndef BOOSTER_SIDECAR_REPORT_REPORTER_H_
 #define BOOSTER_SIDECAR_REPORT_REPORTER_H_
 
-#include <cstdio>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
 #include "sidecar/plan/planner.h"
 #include "sidecar/sample/sampler.h"
 #include "sidecar/sample/window_metrics.h"
@@ -100,28 +99,6 @@ class Reporter {
   virtual void Hello(const HelloInfo& info) = 0;
   virtual void Applied(const AppliedStatus& status) = 0;
   virtual void Report(const WindowRecord& record) = 0;
-};
-
-// JSON renderings, shared by the file reporter and tests.
-std::string HelloJson(const HelloInfo& info);
-std::string AppliedJson(const AppliedStatus& status);
-std::string ReportJson(const WindowRecord& record);
-
-class JsonLinesReporter : public Reporter {
- public:
-  // "-" writes to stdout.
-  static absl::StatusOr<std::unique_ptr<JsonLinesReporter>> Open(const std::string& path);
-  ~JsonLinesReporter() override;
-  void Hello(const HelloInfo& info) override { Write(HelloJson(info)); }
-  void Applied(const AppliedStatus& s) override { Write(AppliedJson(s)); }
-  void Report(const WindowRecord& r) override { Write(ReportJson(r)); }
-
- private:
-  explicit JsonLinesReporter(FILE* f, bool owned) : file_(f), owned_(owned) {}
-  void Write(const std::string& line);
-  absl::Mutex mu_;
-  FILE* file_;
-  bool owned_;
 };
 
 }  // namespace booster::agent
