@@ -1,5 +1,6 @@
 #include "sidecar/topology/cpu_list.h"
 
+#include "absl/status/status.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -20,6 +21,29 @@ TEST(CpuListTest, RejectsMalformedLists) {
   for (const char* bad : {"a", "1-", "-1", "3-1", "1,,2", "0-2000000000", "1.5"}) {
     EXPECT_FALSE(ParseCpuList(bad).ok()) << bad;
   }
+}
+
+// hwloc's own parser reads these as numbers, ranges or nothing ("0x3" is 3, "1-" every CPU
+// from 1 up, "3-1" the empty set); the kernel's format, and ParseCpuList, have none of them.
+TEST(CpuListTest, RejectsWhatHwlocAloneWouldAccept) {
+  for (const char* bad : {"0-", "0x3", "+1", "1-3-5", "0,3-1", "1,", ",1", "1 2", "1 - 3", "a,1"}) {
+    absl::StatusOr<std::vector<int>> parsed = ParseCpuList(bad);
+    EXPECT_EQ(parsed.status().code(), absl::StatusCode::kInvalidArgument) << bad;
+  }
+}
+
+TEST(CpuListTest, BoundsTheNumbers) {
+  EXPECT_THAT(*ParseCpuList("65535-65536"), ElementsAre(65535, 65536));
+  for (const char* bad : {"65537", "0-65537", "99999", "100000"}) {
+    EXPECT_FALSE(ParseCpuList(bad).ok()) << bad;
+  }
+  EXPECT_EQ(FormatCpuList({-1, 2, kMaxCpuNumber + 1}), "2") << "out of range: left out";
+}
+
+TEST(CpuListTest, ErrorsNameTheList) {
+  absl::StatusOr<std::vector<int>> parsed = ParseCpuList("0-3,5-4");
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_EQ(parsed.status().message(), "bad CPU list \"0-3,5-4\": \"5-4\" is not a range lo-hi");
 }
 
 TEST(CpuListTest, FormatsCompactRanges) {

@@ -1,7 +1,7 @@
 // The machine as the agent plans on it: cores with their hardware threads (OS CPU
-// numbers), NUMA nodes with their distances, caches. Filled from hwloc (the only place
-// hwloc is used, topology.cc) either from this machine or from a synthetic description,
-// and restricted to the CPUs a container may use.
+// numbers), NUMA nodes with their distances, caches. Filled from hwloc (topology.cc; the
+// only other code using hwloc is cpu_list.cc, for its bitmaps) either from this machine or
+// from a synthetic description, and restricted to the CPUs a container may use.
 //
 //   absl::StatusOr<Topology> t = LoadSyntheticTopology("package:2 numa:2 core:8 pu:2");
 //   Topology mine = RestrictTopology(*t, /*allowed_cpus=*/{0, 1, 2, 3});
