@@ -328,21 +328,6 @@ TEST(MetricsTest, CivetListeningPortForms) {
   }
 }
 
-TEST(HttpGetTest, ParsesUrlsAndReportsErrors) {
-  absl::StatusOr<HttpUrl> u = ParseHttpUrl("http://10.0.0.1:8080/metrics?x=1");
-  ASSERT_TRUE(u.ok());
-  EXPECT_EQ(u->host, "10.0.0.1");
-  EXPECT_EQ(u->port, "8080");
-  EXPECT_EQ(u->path, "/metrics?x=1");
-  EXPECT_EQ(ParseHttpUrl("http://[::1]:9/m")->host, "::1");
-  EXPECT_EQ(ParseHttpUrl("http://host")->port, "80");
-  EXPECT_FALSE(ParseHttpUrl("https://x/").ok());
-  EXPECT_FALSE(ParseHttpUrl("http://x:99999/").ok());
-  // Nothing listens on port 1 of loopback: a connection error, not a hang.
-  EXPECT_EQ(HttpGet("http://127.0.0.1:1/", absl::Seconds(2)).status().code(),
-            absl::StatusCode::kUnavailable);
-}
-
 TEST(HttpGetTest, NonSuccessStatusIsAnErrorForGetAndAResponseForFetch) {
   AgentMetrics m("p");
   absl::StatusOr<std::unique_ptr<MetricsServer>> s = MetricsServer::Start("127.0.0.1:0", &m);

@@ -84,6 +84,22 @@ TEST(AppScraperTest, AGivenPortIsScrapedAsIsAndNeverForgotten) {
   EXPECT_EQ(wrong.url(), absl::StrCat("http://127.0.0.1:", app.other_port(), "/metrics"));
 }
 
+// An application whose /metrics answers in chunks (Go's net/http does for a body longer
+// than its buffer) is scraped and parsed whole.
+TEST(AppScraperTest, AChunkedMetricsResponseIsParsedWhole) {
+  TestAppServer app;
+  ASSERT_TRUE(app.Start(0));
+  ASSERT_TRUE(HttpGet(app.url("/"), absl::Seconds(5)).ok());
+  AppMetricsSource src;
+  src.port = app.app_port();
+  src.path = "/metrics-chunked";
+  AppScraper scraper(src, "/proc", /*discover=*/false);
+  absl::StatusOr<PromScrape> s = scraper.Scrape({app.pid()});
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->types.at("http_request_duration_seconds"), "histogram");
+  EXPECT_EQ(s->types.at("http_requests_total"), "counter");
+}
+
 TEST(AppScraperTest, NothingToScrapeWithoutPortOrDiscovery) {
   AppScraper scraper(AppMetricsSource{}, "/proc", /*discover=*/false);
   absl::StatusOr<PromScrape> s = scraper.Scrape({getpid()});
