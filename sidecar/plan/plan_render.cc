@@ -1,5 +1,7 @@
 #include "sidecar/plan/plan_render.h"
 
+#include <utility>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "sidecar/topology/cpu_list.h"
@@ -69,24 +71,24 @@ nlohmann::ordered_json TopologyJson(const Topology& t, const Limits& limits) {
 }
 
 nlohmann::ordered_json PlanJson(const Plan& p) {
-  nlohmann::ordered_json j;
-  j["cpus"] = p.cpus;
-  j["cpu_list"] = FormatCpuList(p.cpus);
-  j["cpu_order"] = p.cpu_order;
-  j["memory_nodes"] = p.memory_nodes;
-  j["whole_cores"] = p.whole_cores;
-  j["smt_siblings_used"] = p.smt_siblings_used;
-  j["cross_numa"] = p.cross_numa;
-  j["cpus_wanted"] = p.cpus_wanted;
-  j["gomaxprocs"] = p.gomaxprocs;
-  j["gomemlimit"] = p.gomemlimit_bytes > 0 ? nlohmann::ordered_json(p.gomemlimit_bytes) : nullptr;
-  j["malloc_arena_max"] = p.malloc_arena_max;
-  nlohmann::ordered_json& env = j["env"];
-  env["GOMAXPROCS"] = absl::StrCat(p.gomaxprocs);
+  nlohmann::ordered_json env = {{"GOMAXPROCS", absl::StrCat(p.gomaxprocs)}};
   if (p.gomemlimit_bytes > 0) env["GOMEMLIMIT"] = absl::StrCat(p.gomemlimit_bytes);
   env["MALLOC_ARENA_MAX"] = absl::StrCat(p.malloc_arena_max);
-  j["notes"] = p.notes;
-  return j;
+  const nlohmann::ordered_json gomemlimit =
+      p.gomemlimit_bytes > 0 ? nlohmann::ordered_json(p.gomemlimit_bytes) : nullptr;
+  return {{"cpus", p.cpus},
+          {"cpu_list", FormatCpuList(p.cpus)},
+          {"cpu_order", p.cpu_order},
+          {"memory_nodes", p.memory_nodes},
+          {"whole_cores", p.whole_cores},
+          {"smt_siblings_used", p.smt_siblings_used},
+          {"cross_numa", p.cross_numa},
+          {"cpus_wanted", p.cpus_wanted},
+          {"gomaxprocs", p.gomaxprocs},
+          {"gomemlimit", gomemlimit},
+          {"malloc_arena_max", p.malloc_arena_max},
+          {"env", std::move(env)},
+          {"notes", p.notes}};
 }
 
 std::string TopologyText(const Topology& t, const Limits& l) {

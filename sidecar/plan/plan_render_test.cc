@@ -16,7 +16,7 @@ Topology Synthetic(const std::string& desc) {
 // The example of docs/agent.md ("Commands"), as `booster-agent plan --json` prints it
 // (there wrapped for reading): `--cpu-quota 5.5 --memory-limit 1073741824` on
 // "package:2 numa:2 core:8 pu:2".
-TEST(RenderTest, PlanJsonIsTheDocumentedLine) {
+TEST(PlanRenderTest, PlanJsonIsTheDocumentedLine) {
   Limits l;
   l.cpu_quota_cores = 5.5;
   l.cfs_period_us = 100000;
@@ -33,7 +33,7 @@ TEST(RenderTest, PlanJsonIsTheDocumentedLine) {
             R"("notes":["CPU quota 5.5 cores -> 6 CPUs"]})");
 }
 
-TEST(RenderTest, TopologyJsonSaysNoLimitWithNull) {
+TEST(PlanRenderTest, TopologyJsonSaysNoLimitWithNull) {
   nlohmann::ordered_json j = TopologyJson(Synthetic("package:1 core:2 pu:2"), Limits{});
   EXPECT_EQ(j["packages"], 1);
   EXPECT_EQ(j["cpus"], nlohmann::ordered_json({0, 1, 2, 3}));
