@@ -1,4 +1,4 @@
-// The agent's change journal (sidecar/journal.h) is read back after a crash from a file
+// The agent's change journal (sidecar/apply/journal.h) is read back after a crash from a file
 // on the pod's shared volume, which the application's containers can write too. Checks:
 // no line crashes the decoder; whatever decodes re-encodes to a line that decodes to the
 // same entry; any entry (arbitrary bytes in its kind and fields) encodes to one line
@@ -14,7 +14,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "fuzz/fuzz_check.h"
-#include "sidecar/journal.h"
+#include "sidecar/apply/journal.h"
 
 namespace {
 

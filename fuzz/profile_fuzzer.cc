@@ -3,7 +3,7 @@
 // predate schema changes). operator/rollout/profile.h parses it without exceptions.
 // Checks: no input crashes or throws; a spec error is kInvalidArgument; the canonical
 // tuning of a valid spec (TuningToJson, the agent's BOOSTER_TUNING) is accepted by the
-// agent's reader (sidecar/tuning_directive.h); the status codec is a fixed point (StatusToJson(ParseStatus(StatusToJson(s)))
+// agent's reader (sidecar/loop/directive_from_tuning.h); the status codec is a fixed point (StatusToJson(ParseStatus(StatusToJson(s)))
 // is StatusToJson(s)), so a restarted operator reads back exactly what it wrote.
 #include <cstddef>
 #include <cstdint>
@@ -11,7 +11,7 @@
 
 #include "fuzz/fuzz_check.h"
 #include "operator/rollout/profile.h"
-#include "sidecar/tuning_directive.h"
+#include "sidecar/loop/directive_from_tuning.h"
 
 namespace {
 

@@ -1,6 +1,6 @@
 // The agent scrapes each application's /metrics (the application decides what it serves)
-// and derives per-window figures from two scrapes (sidecar/prom_text.h,
-// sidecar/app_metrics.h). The input is split at a fuzzer-chosen point into the scrape at
+// and derives per-window figures from two scrapes (sidecar/sample/prom_text.h,
+// sidecar/sample/app_metrics.h). The input is split at a fuzzer-chosen point into the scrape at
 // the window's start and at its end. Checks: parsing never crashes or throws; a parsed
 // scrape written back in the exposition format (label values escaped) parses to the same
 // samples and types; distinct series never share a SeriesKey (the windows are keyed by
@@ -20,8 +20,8 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/string_view.h"
 #include "fuzz/fuzz_check.h"
-#include "sidecar/app_metrics.h"
-#include "sidecar/prom_text.h"
+#include "sidecar/sample/app_metrics.h"
+#include "sidecar/sample/prom_text.h"
 
 namespace {
 

@@ -608,7 +608,7 @@ void AfterAccept(int fd) {
 // any reader of /proc/locks, that it is loaded: a POSIX read lock on its own file, byte 0,
 // for the life of the process; byte 1 too when the program is Go (its sockets and clocks
 // use raw system calls, so the socket and clock knobs cannot reach it). The agent reads
-// this with sidecar/preload_presence.h. The descriptor sits high, out of the way of
+// this with sidecar/sample/preload_presence.h. The descriptor sits high, out of the way of
 // programs that expect their first descriptors, and closes on exec; a forked child takes
 // the locks again (POSIX locks are not inherited).
 

@@ -87,7 +87,7 @@ class InterposeTest : public ::testing::Test {
 };
 
 // The POSIX read locks of this library's file in /proc/locks, by owner pid, as
-// "start-end" ranges (the agent's view: sidecar/preload_presence.h).
+// "start-end" ranges (the agent's view: sidecar/sample/preload_presence.h).
 std::map<pid_t, std::string> PresenceLocks() {
   struct stat st {};
   EXPECT_EQ(stat(testing::LibPath().c_str(), &st), 0);

@@ -12,7 +12,7 @@ PACKAGES=(
   libtsan2
   # product dependencies
   libcpprest-dev libssl-dev libyaml-cpp-dev libhwloc-dev hwloc libnuma-dev numactl
-  prometheus-cpp-dev libgrpc++-dev libgrpc-dev protobuf-compiler-grpc
+  prometheus-cpp-dev libcurl4-openssl-dev libgrpc++-dev libgrpc-dev protobuf-compiler-grpc
   libprotobuf-dev protobuf-compiler libabsl-dev nlohmann-json3-dev python3-yaml
   # tests and benchmarks
   libgtest-dev libgmock-dev googletest libbenchmark-dev wrk

@@ -30,12 +30,12 @@
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "sidecar/control_file.h"
-#include "sidecar/cpu_list.h"
-#include "sidecar/file_util.h"
-#include "sidecar/http_get.h"
-#include "sidecar/journal.h"
-#include "sidecar/test_app_server.h"
+#include "sidecar/apply/control_file.h"
+#include "sidecar/apply/journal.h"
+#include "sidecar/base/file_util.h"
+#include "sidecar/sample/http_get.h"
+#include "sidecar/testing/test_app_server.h"
+#include "sidecar/topology/cpu_list.h"
 
 namespace booster::agent {
 namespace {

@@ -33,9 +33,9 @@
 #include "operator/feedback/server.h"
 #include "operator/feedback/test_pki.h"
 #include "operator/feedback/window_store.h"
-#include "sidecar/feedback/test_operator.h"
-#include "sidecar/http_get.h"
-#include "sidecar/test_app_server.h"
+#include "sidecar/feedback/client/test_operator.h"
+#include "sidecar/sample/http_get.h"
+#include "sidecar/testing/test_app_server.h"
 
 namespace booster::agent {
 namespace {

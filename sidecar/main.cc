@@ -4,7 +4,7 @@
 //        [--cross-numa] [--gomemlimit-fraction F] [--pid P]   the placement plan
 //   run --state-dir DIR [--target-pid L | --target-cgroup S | --target-command S] ...
 //                                    the agent itself (no selector: the rest of the pod);
-//                                    unset flags fall back to the pod's env (run_config.h);
+//                                    unset flags fall back to the pod's env (loop/run_config.h);
 //                                    with BOOSTER_OPERATOR it streams to the operator
 //   revert --state-dir DIR [--netns PATH]                      undo what a dead agent left
 //   install DIR [--lib PATH] [--allocator NAME]   the init-container mode (default library:
@@ -28,18 +28,19 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "common/clock.h"
-#include "sidecar/agent.h"
-#include "sidecar/cgroup.h"
-#include "sidecar/cpu_list.h"
-#include "sidecar/feedback_adapter.h"
-#include "sidecar/feedback_reporter.h"
-#include "sidecar/file_util.h"
-#include "sidecar/install.h"
-#include "sidecar/json_writer.h"
-#include "sidecar/planner.h"
-#include "sidecar/render.h"
-#include "sidecar/run_config.h"
-#include "sidecar/topology.h"
+#include "sidecar/base/file_util.h"
+#include "sidecar/base/json_line.h"
+#include "sidecar/feedback/feedback_adapter.h"
+#include "sidecar/feedback/feedback_reporter.h"
+#include "sidecar/install/install.h"
+#include "sidecar/loop/agent_loop.h"
+#include "sidecar/loop/run_config.h"
+#include "sidecar/plan/plan_render.h"
+#include "sidecar/plan/planner.h"
+#include "sidecar/report/json_lines_reporter.h"
+#include "sidecar/topology/cgroup.h"
+#include "sidecar/topology/cpu_list.h"
+#include "sidecar/topology/topology.h"
 
 namespace booster::agent {
 namespace {
@@ -146,9 +147,7 @@ int CmdTopology(const Args& a) {
   if (absl::Status s = Gather(a, &t, &l); !s.ok()) return Fail(s);
   Topology r = RestrictTopology(t, l.cpus);
   if (a.Has("json")) {
-    JsonWriter w;
-    WriteTopologyJson(r, l, &w);
-    std::printf("%s\n", w.str().c_str());
+    std::printf("%s\n", JsonLine(TopologyJson(r, l)).c_str());
   } else {
     std::printf("%s", TopologyText(r, l).c_str());
   }
@@ -177,9 +176,7 @@ int CmdPlan(const Args& a) {
   absl::StatusOr<Plan> plan = PlanPlacement(t, l, *policy);
   if (!plan.ok()) return Fail(plan.status());
   if (a.Has("json")) {
-    JsonWriter w;
-    WritePlanJson(*plan, &w);
-    std::printf("%s\n", w.str().c_str());
+    std::printf("%s\n", JsonLine(PlanJson(*plan)).c_str());
   } else {
     std::printf("%s", PlanText(*plan).c_str());
   }

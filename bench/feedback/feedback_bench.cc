@@ -41,7 +41,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "nlohmann/json.hpp"
-#include "sidecar/feedback/feedback_client.h"
+#include "sidecar/feedback/client/feedback_client.h"
 
 namespace {
 

@@ -2,7 +2,7 @@
 // stream, so the Service the agents dial has no selector: the leader writes its own pod IP
 // into the Service's EndpointSlice when it starts serving, and kube-proxy sends every
 // agent to it. A new leader overwrites the slice; between the old leader's death and that,
-// agents fail to connect and retry (sidecar/feedback/feedback_client.h).
+// agents fail to connect and retry (sidecar/feedback/client/feedback_client.h).
 //
 //   LeaderEndpoint e{.ns = "booster-system", .service = "booster-operator-feedback",
 //                    .pod = "booster-operator-7f9c-x2x", .ip = "10.244.0.7", .port = 9443};

@@ -105,7 +105,7 @@ enum class DirectiveAction { kObserve, kApply, kRollback };
 struct DirectiveSpec {
   int64_t generation = 0;
   DirectiveAction action = DirectiveAction::kObserve;
-  // Keys of the agent's directive vocabulary (sidecar/directive.h), in order:
+  // Keys of the agent's directive vocabulary (sidecar/loop/directive.h), in order:
   // "placement", "sysctl.net.core.somaxconn", "runtime.listen_backlog", ...
   std::vector<std::pair<std::string, std::string>> settings;
 };

@@ -105,7 +105,7 @@ struct AnalysisSpec {
   std::vector<MetricSpec> metrics;
   // spec.rollout.analysis.source: where the application's request metrics are, validated
   // and with only the keys given ({} = the agent finds port and names). Handed to the
-  // agents verbatim as BOOSTER_APP_METRICS (sidecar/app_metrics.h reads it).
+  // agents verbatim as BOOSTER_APP_METRICS (sidecar/sample/app_metrics.h reads it).
   Json source = Json::object();
 };
 

@@ -5,6 +5,10 @@ Serves, on 127.0.0.1:<port> (argv[1], 0 = any free port):
   GET /fail     500
   GET /metrics  Prometheus text: the histogram http_request_duration_seconds{code} and the
                 counter http_requests_total{code}, as client libraries name them
+  GET /metrics-chunked  the same text in chunks of 100 bytes (Transfer-Encoding: chunked,
+                the way Go's net/http answers an HTTP/1.1 client a body longer than its
+                buffer); 505 to an HTTP/1.0 request, which cannot read chunks
+  GET /echo...  200 "<method> <path> <version>" of the request itself
 and a second listener on a free port that answers 404 to everything (a port that is not
 the metrics endpoint, for port discovery). Prints "ports <app> <other>" once both listen.
 Exits by itself after argv[2] seconds (default 300) so a crashed test leaves nothing.
@@ -62,6 +66,16 @@ class App(http.server.BaseHTTPRequestHandler):
             self.end_headers()
             self.wfile.write(body)
             return
+        if self.path == "/metrics-chunked":
+            self.send_chunked(exposition())
+            return
+        if self.path.startswith("/echo"):
+            body = ("%s %s %s\n" % (self.command, self.path, self.request_version)).encode()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+            return
         start = time.perf_counter()
         code = 500 if self.path == "/fail" else 200
         body = b"ok\n" if code == 200 else b"boom\n"
@@ -70,6 +84,22 @@ class App(http.server.BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
         observe(code, time.perf_counter() - start)
+
+    def send_chunked(self, body):
+        if self.request_version != "HTTP/1.1":
+            self.send_error(505)
+            return
+        self.protocol_version = "HTTP/1.1"  # this response only; the connection then closes
+        self.send_response(200)
+        self.send_header("Content-Type", "text/plain; version=0.0.4")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        for i in range(0, len(body), 100):  # one write per chunk: separate chunks on the wire
+            chunk = body[i:i + 100]
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+        self.wfile.write(b"0\r\n\r\n")
+        self.close_connection = True
 
 
 class NotMetrics(http.server.BaseHTTPRequestHandler):

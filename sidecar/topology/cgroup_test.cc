@@ -1,0 +1,132 @@
+#include "sidecar/topology/cgroup.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "sidecar/base/file_util.h"
+
+namespace booster::agent {
+namespace {
+
+using ::testing::ElementsAre;
+
+std::string Fixture(const std::string& name) {
+  const char* dir = std::getenv("BOOSTER_AGENT_TESTDATA");
+  absl::StatusOr<std::string> s =
+      ReadFile(std::string(dir != nullptr ? dir : "sidecar/testdata") + "/" + name);
+  EXPECT_TRUE(s.ok()) << s.status();
+  return s.ok() ? *s : "";
+}
+
+TEST(CgroupTest, ParsesV1ProcCgroupAndMounts) {
+  absl::StatusOr<std::vector<CgroupEntry>> e = ParseProcCgroup(Fixture("proc_cgroup.txt"));
+  ASSERT_TRUE(e.ok()) << e.status();
+  ASSERT_EQ(e->size(), 10u);
+  EXPECT_EQ((*e)[9].hierarchy, 0);
+  EXPECT_TRUE((*e)[9].controllers.empty());
+  absl::StatusOr<std::vector<CgroupMount>> m = ParseCgroupMounts(Fixture("mountinfo.txt"));
+  ASSERT_TRUE(m.ok()) << m.status();
+  ASSERT_EQ(m->size(), 10u);  // the ext4 root line is skipped
+  EXPECT_EQ((*m)[0].mount_point, "/sys/fs/cgroup/cpu");
+  EXPECT_THAT((*m)[0].controllers, ElementsAre("cpu"));
+  EXPECT_TRUE((*m)[9].v2);
+
+  CgroupPaths p = ResolveCgroupPaths(*m, *e);
+  EXPECT_EQ(p.version, 1);
+  EXPECT_EQ(p.cpu, "/sys/fs/cgroup/cpu/booster-fixture-5329");
+  EXPECT_EQ(p.cpuacct, "/sys/fs/cgroup/cpuacct");
+  EXPECT_EQ(p.cpuset, "/sys/fs/cgroup/cpuset/booster-fixture-5329");
+  EXPECT_EQ(p.memory, "/sys/fs/cgroup/memory/booster-fixture-5329");
+  EXPECT_FALSE(p.cpu_is_root);
+  std::vector<CgroupEntry> root = {{1, {"cpu"}, "/"}};
+  EXPECT_TRUE(ResolveCgroupPaths(*m, root).cpu_is_root);
+}
+
+TEST(CgroupTest, ResolvesV2) {
+  CgroupPaths p = ResolveCgroupPaths(*ParseCgroupMounts(Fixture("v2_mountinfo.txt")),
+                                     *ParseProcCgroup(Fixture("v2_proc_cgroup.txt")));
+  EXPECT_EQ(p.version, 2);
+  EXPECT_EQ(p.cpu,
+            "/sys/fs/cgroup/kubepods.slice/kubepods-burstable.slice/"
+            "kubepods-burstable-pod1234.slice/cri-containerd-abcd.scope");
+  EXPECT_EQ(p.memory, p.cpu);
+}
+
+TEST(CgroupTest, ContainerMountShowingOnlyItsOwnCgroup) {
+  // Inside a container the mount root is the container's cgroup, which the
+  // /proc/<pid>/cgroup path of a process in a sibling cgroup does not start with.
+  std::vector<CgroupMount> m = {{"/sys/fs/cgroup/cpu", "/kubepods/pod1/c1", false, {"cpu"}}};
+  std::vector<CgroupEntry> e = {{1, {"cpu"}, "/kubepods/pod1/c1"}};
+  EXPECT_EQ(ResolveCgroupPaths(m, e).cpu, "/sys/fs/cgroup/cpu");
+  e[0].path = "/kubepods/pod1/c1/sub";
+  EXPECT_EQ(ResolveCgroupPaths(m, e).cpu, "/sys/fs/cgroup/cpu/sub");
+}
+
+TEST(CgroupTest, ParsesV1Limits) {
+  absl::StatusOr<std::optional<double>> q =
+      ParseCfsQuota(Fixture("v1_cpu.cfs_quota_us"), Fixture("v1_cpu.cfs_period_us"));
+  ASSERT_TRUE(q.ok()) << q.status();
+  ASSERT_TRUE(q->has_value());
+  EXPECT_DOUBLE_EQ(**q, 0.5);
+  EXPECT_FALSE(ParseCfsQuota("-1\n", "100000\n")->has_value());
+  EXPECT_FALSE(ParseCfsQuota("x", "100000").ok());
+
+  absl::StatusOr<std::optional<uint64_t>> mem =
+      ParseMemoryLimit(Fixture("v1_memory.limit_in_bytes"));
+  ASSERT_TRUE(mem.ok());
+  EXPECT_EQ(mem->value(), 268435456u);
+  EXPECT_FALSE(ParseMemoryLimit(Fixture("v1_memory.limit_in_bytes.unlimited"))->has_value());
+}
+
+TEST(CgroupTest, ParsesV2Limits) {
+  int64_t quota = 0;
+  int64_t period = 0;
+  absl::StatusOr<std::optional<double>> c = ParseCpuMax(Fixture("v2_cpu.max"), &quota, &period);
+  ASSERT_TRUE(c.ok());
+  EXPECT_DOUBLE_EQ(c->value(), 1.5);
+  EXPECT_EQ(quota, 150000);
+  EXPECT_EQ(period, 100000);
+  EXPECT_FALSE(ParseCpuMax(Fixture("v2_cpu.max.unlimited"), &quota, &period)->has_value());
+  EXPECT_EQ(quota, -1);
+  EXPECT_FALSE(ParseCpuMax("0 100000", &quota, &period).ok());
+  EXPECT_FALSE(ParseCpuMax("", &quota, &period).ok());
+  EXPECT_EQ(ParseMemoryLimit(Fixture("v2_memory.max"))->value(), 536870912u);
+  EXPECT_FALSE(ParseMemoryLimit(Fixture("v2_memory.max.unlimited"))->has_value());
+}
+
+TEST(CgroupTest, ParsesCpuStatBothVersions) {
+  absl::StatusOr<CpuStat> v1 = ParseCpuStat(Fixture("v1_cpu.stat"));
+  ASSERT_TRUE(v1.ok()) << v1.status();
+  EXPECT_EQ(v1->nr_periods, 11u);
+  EXPECT_EQ(v1->nr_throttled, 10u);
+  EXPECT_EQ(v1->throttled_ns, 317931321u);
+  EXPECT_FALSE(v1->usage_ns.has_value());
+
+  absl::StatusOr<CpuStat> v2 = ParseCpuStat(Fixture("v2_cpu.stat.throttled"));
+  ASSERT_TRUE(v2.ok());
+  EXPECT_EQ(v2->nr_throttled, 314u);
+  EXPECT_EQ(v2->throttled_ns, 20861433000u);
+  EXPECT_EQ(v2->usage_ns.value(), 8277392000u);
+
+  absl::StatusOr<CpuStat> root = ParseCpuStat(Fixture("v2_cpu.stat"));
+  ASSERT_TRUE(root.ok());
+  EXPECT_EQ(root->nr_periods, 0u);
+  EXPECT_TRUE(root->usage_ns.has_value());
+  EXPECT_FALSE(ParseCpuStat("nr_periods x").ok());
+}
+
+TEST(CgroupTest, ReadsThisProcessLimits) {
+  absl::StatusOr<CgroupPaths> p = FindCgroups("/proc", getpid());
+  ASSERT_TRUE(p.ok()) << p.status();
+  absl::StatusOr<Limits> l = ReadLimits(*p);
+  ASSERT_TRUE(l.ok()) << l.status();
+  EXPECT_NE(l->cgroup_version, 0);
+  EXPECT_FALSE(l->cpus.empty());
+}
+
+}  // namespace
+}  // namespace booster::agent
