@@ -209,18 +209,6 @@ class TargetPatch {
   bool replicas_tested_ = false;
 };
 
-std::string RevisionPolicyName(NewRevisionPolicy p) {
-  switch (p) {
-    case NewRevisionPolicy::kRestart:
-      return "Restart";
-    case NewRevisionPolicy::kRollback:
-      return "Rollback";
-    case NewRevisionPolicy::kReverify:
-      return "Reverify";
-  }
-  return "Restart";
-}
-
 class Machine {
  public:
   Machine(const Profile& profile, const Observations& obs, VerdictSource& verdicts, absl::Time now,

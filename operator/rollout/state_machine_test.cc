@@ -1582,6 +1582,13 @@ class World {
   bool Execute(int i, const Action& a) {
     const std::string me = uid(i);
     switch (a.type) {
+      case ActionType::kClaimProfile:
+        try {
+          profiles_[i] = profiles_[i].patch(a.body);
+        } catch (const Json::exception&) {
+          return Refuse();  // another instance claimed it first: 422
+        }
+        return true;
       case ActionType::kAddFinalizer:
         profiles_[i]["metadata"]["finalizers"] = Json::array({kFinalizer});
         return true;

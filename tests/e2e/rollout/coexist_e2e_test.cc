@@ -72,14 +72,6 @@ Json ServerTemplate(const Json& manifest) {
   return d.is_object() ? d.value("/spec/template"_json_pointer, Json::object()) : Json::object();
 }
 
-const Json& Container(const Json& tmpl, const std::string& name) {
-  static const Json kNone = Json::object();
-  for (const Json& c : tmpl.value("/spec/containers"_json_pointer, Json::array())) {
-    if (c.value("name", "") == name) return c;
-  }
-  return kNone;
-}
-
 class CoexistE2eTest : public OperatorE2eTest {
  protected:
   Json Target() {
