@@ -25,56 +25,23 @@ export CCACHE_BASEDIR=$ROOT CCACHE_NOHASHDIR=1 CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-
 mkdir -p "$CCACHE_DIR"
 WERROR=OFF
 if [[ ${CI:-} == true ]]; then WERROR=ON; fi
-SUMMARY=$(mktemp) SKIPS=$(mktemp) SKIP_COUNTS=$(mktemp)
-trap 'rm -f "$SUMMARY" "$SKIPS" "$SKIP_COUNTS"' EXIT
+# JUnit reports of every stage (ctest's and GoogleTest's), read by scripts/test_report.py;
+# kept after the run for a look at what failed or skipped.
+REPORTS=$ROOT/build/test-reports
+rm -rf "$REPORTS"
+mkdir -p "$REPORTS"
 failed_stage=""
 
 stage() { printf '\n=== %s (%s)\n' "$1" "$(date -u +%H:%M:%S)"; }
 
-# Skipped GoogleTest cases in the log of the last ctest run of build dir $1, one per line:
-# "<Suite.Test>\t<the skip message>". A skip is a pass only for a limit of the machine
-# that bootstrap cannot lift (one CPU, no root, no cgroup v1), and the test says so by
-# starting its message with "machine:" (GTEST_SKIP() << "machine: needs two CPUs");
-# any other skip (a missing tool, a missing install step) fails the stage.
-skipped_tests() {
-  local log=$1/Testing/Temporary/LastTest.log
-  [[ -f $log ]] || return 0
-  awk '/: Skipped$/ { getline msg; pending = msg; next }
-       /^\[  SKIPPED \] [^ ]+\.[^ ]+ \([0-9]+ ms\)$/ { print $4 "\t" pending; pending = "" }' "$log"
-}
-
-run_ctest() {  # run_ctest <build-dir> <label> <name> [more ctest arguments]
-  local out
-  out=$(mktemp)
-  ctest --test-dir "$1" -L "$2" --output-on-failure --timeout 1200 -j1 "${@:4}" 2>&1 | tee "$out"
-  local rc=${PIPESTATUS[0]}
-  local skips machine_skips=0 other_skips=0 name msg
-  skips=$(skipped_tests "$1")
-  while IFS=$'\t' read -r name msg; do
-    [[ -n $name ]] || continue
-    if [[ $msg == machine:* ]]; then
-      machine_skips=$((machine_skips + 1))
-      echo "skipped ($3): $name: $msg" >>"$SKIPS"
-    else
-      other_skips=$((other_skips + 1))
-      echo "SKIPPED, NOT ALLOWED ($3): $name: $msg" >>"$SKIPS"
-    fi
-  done <<<"$skips"
-  echo "$3 $machine_skips $other_skips" >>"$SKIP_COUNTS"
-  # "100% tests passed, 0 tests failed out of 12"
-  local line
-  line=$(grep -E 'tests passed, [0-9]+ tests failed out of [0-9]+' "$out" | tail -1)
-  if [[ -n $line ]]; then
-    local failed total
-    failed=$(sed -E 's/.* ([0-9]+) tests failed out of ([0-9]+).*/\1/' <<<"$line")
-    total=$(sed -E 's/.* out of ([0-9]+).*/\1/' <<<"$line")
-    echo "$3 $((total - failed)) $failed" >>"$SUMMARY"
-  elif [[ $rc -ne 0 ]]; then
-    echo "$3 0 1" >>"$SUMMARY"
-  fi
-  rm -f "$out"
-  [[ $rc -eq 0 ]] || failed_stage+=" $3"
-  [[ $other_skips -eq 0 ]] || failed_stage+=" $3-skips"
+run_ctest() {  # run_ctest <build-dir> <label> <stage> [more ctest arguments]
+  local dir=$REPORTS/$3
+  mkdir -p "$dir/gtest"
+  GTEST_OUTPUT=xml:$dir/gtest/ ctest --test-dir "$1" -L "$2" --output-on-failure \
+    --timeout 1200 -j1 --output-junit "$dir/ctest.xml" "${@:4}"
+  local rc=$?
+  python3 scripts/test_report.py stage "$REPORTS" "$3" || failed_stage+=" $3"
+  [[ $rc -eq 0 || $failed_stage == *" $3"* ]] || failed_stage+=" $3"
 }
 
 stage "bootstrap: Debian packages"
@@ -86,6 +53,11 @@ cmake --build build -j"$JOBS" || exit 1
 
 stage "unit tests"
 run_ctest build unit unit
+
+# Tests that need the network (label "network"): the Helm chart check builds Helm from the
+# Go module proxy the first time on a machine. The cluster's tests carry "e2e".
+stage "tests that need the network"
+run_ctest build network network
 
 stage "build with ASan + UBSan"
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DBOOSTER_SANITIZE=ON \
@@ -106,7 +78,6 @@ if CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DBOOSTER_FUZZ=ON \
   stage "fuzz: each target for ${BOOSTER_FUZZ_SECONDS:-15} s"
   BOOSTER_FUZZ_ARTIFACTS=$ROOT/build-fuzz/fuzz-artifacts run_ctest build-fuzz fuzz fuzz
 else
-  echo "fuzz 0 1" >>"$SUMMARY"
   failed_stage+=" fuzz-build"
 fi
 
@@ -126,7 +97,6 @@ if cmake -S . -B build-tsan -G Ninja -DBOOSTER_TSAN=ON \
   tsan_regex="^($(IFS='|'; echo "${TSAN_TESTS[*]}"))\$"
   run_ctest build-tsan unit tsan -R "$tsan_regex"
 else
-  echo "tsan 0 1" >>"$SUMMARY"
   failed_stage+=" tsan-build"
 fi
 
@@ -136,24 +106,13 @@ if [[ $RUN_E2E -eq 1 && -x tests/e2e/cluster/build ]]; then
     stage "end-to-end tests on the real cluster"
     run_ctest build e2e e2e
   else
-    echo "e2e 0 1" >>"$SUMMARY"
     failed_stage+=" e2e-build"
   fi
 fi
 
 stage "summary"
 # Counts are test binaries (ctest's tests); skips are the GoogleTest cases inside them.
-passed=0; failed=0; skipped=0; refused=0
-while read -r name p f; do
-  read -r m o < <(awk -v n="$name" '$1 == n {print $2, $3}' "$SKIP_COUNTS")
-  printf '  %-10s %4d passed, %d failed, %d cases skipped (machine), %d skipped (not allowed)\n' \
-    "$name" "$p" "$f" "${m:-0}" "${o:-0}"
-  passed=$((passed + p)); failed=$((failed + f))
-  skipped=$((skipped + ${m:-0})); refused=$((refused + ${o:-0}))
-done <"$SUMMARY"
-[[ -s $SKIPS ]] && sed 's/^/  /' "$SKIPS"
-echo "booster: $passed passed, $failed failed; $skipped cases skipped for the machine," \
-  "$refused skipped without a machine reason"
+python3 scripts/test_report.py summary "$REPORTS" || true
 if [[ -n $failed_stage ]]; then
   echo "failed stages:$failed_stage" >&2
   exit 1
