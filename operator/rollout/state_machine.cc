@@ -224,6 +224,8 @@ class Machine {
   Plan Run();
 
  private:
+  // Ends `plan` with one requeue at the soonest delay any rule asked for, if one did.
+  void AppendRequeue(Plan& plan) const;
   const ProfileSpec& spec() const { return *p_.spec; }
   const DeploymentView& target() const { return obs_.target; }
   const DeploymentView& canary() const { return obs_.canary; }
@@ -1605,12 +1607,7 @@ Plan Machine::Run() {
       return plan;
     }
     plan.actions = std::move(actions_);
-    if (requeue_ != absl::InfiniteDuration()) {
-      Action a;
-      a.type = ActionType::kRequeueAfter;
-      a.delay = requeue_;
-      plan.actions.push_back(std::move(a));
-    }
+    AppendRequeue(plan);
     return plan;
   }
   if (p_.meta.deleting) {
@@ -1676,13 +1673,16 @@ Plan Machine::Run() {
   plan.status = std::move(s_);
   plan.actions = std::move(actions_);
   for (Action& e : events_) plan.actions.push_back(std::move(e));
-  if (requeue_ != absl::InfiniteDuration()) {
-    Action a;
-    a.type = ActionType::kRequeueAfter;
-    a.delay = requeue_;
-    plan.actions.push_back(std::move(a));
-  }
+  AppendRequeue(plan);
   return plan;
+}
+
+void Machine::AppendRequeue(Plan& plan) const {
+  if (requeue_ == absl::InfiniteDuration()) return;
+  Action a;
+  a.type = ActionType::kRequeueAfter;
+  a.delay = requeue_;
+  plan.actions.push_back(std::move(a));
 }
 
 }  // namespace

@@ -43,12 +43,14 @@ std::string Diagnose(const std::string& ns) {
   return out;
 }
 
-// A Deployment of the HTTP workload with a 250m CPU limit, rolled out and Ready.
+// A Deployment of the HTTP workload (request 100m CPU, limit `cpu_limit`), rolled out and
+// Ready.
 struct Workload {
   std::string pod, pod_ip, uid, container_id, qos;
 };
 
-absl::StatusOr<Workload> DeployHttpServer(const std::string& ns) {
+absl::StatusOr<Workload> DeployHttpServer(const std::string& ns,
+                                          const std::string& cpu_limit = "250m") {
   absl::Status s = Apply(absl::StrCat(R"(
 apiVersion: apps/v1
 kind: Deployment
@@ -68,7 +70,7 @@ spec:
         readinessProbe: {httpGet: {path: /healthz, port: 8080}, periodSeconds: 1}
         resources:
           requests: {cpu: 100m, memory: 32Mi}
-          limits: {cpu: 250m, memory: 64Mi}
+          limits: {cpu: )", cpu_limit, R"(, memory: 64Mi}
 )"));
   if (!s.ok()) return s;
   absl::StatusOr<std::string> r =
@@ -361,36 +363,9 @@ TEST(ClusterSmokeTest, HorizontalPodAutoscalerScalesUpOnCpuLoadAndDownWithout) {
   TestNamespace ns("smoke-hpa");
   ASSERT_TRUE(ns.status().ok()) << ns.status();
   // Requests 100m and may use 200m: spinning, a pod runs at 200% of its request.
-  ASSERT_TRUE(Apply(absl::StrCat(R"(
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: web, namespace: )", ns.name(), R"(}
-spec:
-  replicas: 1
-  selector: {matchLabels: {app: web}}
-  template:
-    metadata: {labels: {app: web}}
-    spec:
-      terminationGracePeriodSeconds: 1
-      containers:
-      - name: web
-        image: )", kImage, R"(
-        imagePullPolicy: Never
-        readinessProbe: {httpGet: {path: /healthz, port: 8080}, periodSeconds: 1}
-        resources:
-          requests: {cpu: 100m, memory: 32Mi}
-          limits: {cpu: 200m, memory: 64Mi}
-)")).ok());
-  absl::StatusOr<std::string> r =
-      Kubectl({"-n", ns.name(), "rollout", "status", "deployment/web", "--timeout=180s"});
-  ASSERT_TRUE(r.ok()) << r.status() << Diagnose(ns.name());
-  absl::StatusOr<std::string> fields =
-      Kubectl({"-n", ns.name(), "get", "pods", "-l", "app=web", "-o",
-               "jsonpath={.items[0].metadata.name} {.items[0].status.podIP}"});
-  ASSERT_TRUE(fields.ok()) << fields.status();
-  std::vector<std::string> f = absl::StrSplit(Trim(*fields), ' ');
-  ASSERT_EQ(f.size(), 2u) << *fields;
-  const std::string pod = f[0], pod_ip = f[1];
+  absl::StatusOr<Workload> w = DeployHttpServer(ns.name(), "200m");
+  ASSERT_TRUE(w.ok()) << w.status() << Diagnose(ns.name());
+  const std::string pod = w->pod, pod_ip = w->pod_ip;
   const absl::Time ready = absl::Now();
 
   // metrics.k8s.io reports the pod one or two scrapes (10 s apart) after its container
@@ -417,25 +392,7 @@ spec:
   // Utilization target 50%; no stabilization window and a short policy period either way,
   // so each decision of the controller (every 5 s, kube-controller-manager's
   // --horizontal-pod-autoscaler-sync-period) takes effect at once.
-  ASSERT_TRUE(Apply(absl::StrCat(R"(
-apiVersion: autoscaling/v2
-kind: HorizontalPodAutoscaler
-metadata: {name: web, namespace: )", ns.name(), R"(}
-spec:
-  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
-  minReplicas: 1
-  maxReplicas: 3
-  metrics:
-  - type: Resource
-    resource: {name: cpu, target: {type: Utilization, averageUtilization: 50}}
-  behavior:
-    scaleUp:
-      stabilizationWindowSeconds: 0
-      policies: [{type: Percent, value: 200, periodSeconds: 5}]
-    scaleDown:
-      stabilizationWindowSeconds: 0
-      policies: [{type: Percent, value: 100, periodSeconds: 5}]
-)")).ok());
+  ASSERT_TRUE(Apply(FastCpuHpaYaml(ns.name(), "web", 1, 3)).ok());
 
   // Idle, the controller reads a utilization under the target and keeps one replica: the
   // scale-up below is the load's doing.

@@ -179,6 +179,29 @@ void CpuLoad::Run() {
   }
 }
 
+std::string FastCpuHpaYaml(const std::string& ns, const std::string& name, int min_replicas,
+                           int max_replicas) {
+  return absl::StrCat(R"(
+apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata: {name: )", name, ", namespace: ", ns, R"(}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: )", name, R"(}
+  minReplicas: )", min_replicas, R"(
+  maxReplicas: )", max_replicas, R"(
+  metrics:
+  - type: Resource
+    resource: {name: cpu, target: {type: Utilization, averageUtilization: 50}}
+  behavior:
+    scaleUp:
+      stabilizationWindowSeconds: 0
+      policies: [{type: Percent, value: 200, periodSeconds: 5}]
+    scaleDown:
+      stabilizationWindowSeconds: 0
+      policies: [{type: Percent, value: 100, periodSeconds: 5}]
+)");
+}
+
 absl::StatusOr<HpaStatus> GetHpaStatus(const std::string& ns, const std::string& name) {
   absl::StatusOr<std::string> r =
       Kubectl({"-n", ns, "get", "hpa", name, "-o",

@@ -78,6 +78,12 @@ struct HpaStatus {
 };
 absl::StatusOr<HpaStatus> GetHpaStatus(const std::string& ns, const std::string& name);
 
+// An autoscaling/v2 HorizontalPodAutoscaler of Deployment `name` on CPU, target 50% of the
+// request, with no stabilization window and 5 s policy periods either way, so each decision
+// of the controller (every 5 s on the e2e cluster) takes effect at once.
+std::string FastCpuHpaYaml(const std::string& ns, const std::string& name, int min_replicas,
+                           int max_replicas);
+
 // A namespace named <prefix>-<random suffix>, created now and deleted (without waiting)
 // when this object goes away, so tests do not see each other's objects.
 class TestNamespace {

@@ -389,25 +389,7 @@ TEST_F(CoexistE2eTest, ARealHpaScalingMidCanaryIsObeyedAndNeverInflated) {
   ASSERT_TRUE(ApplyJson(web).ok());
   ASSERT_TRUE(WaitRolledOut(ns(), "web", absl::Minutes(3)).ok()) << Diagnose(ns());
   const Json team = ServerTemplate(web);
-  ASSERT_TRUE(Apply(absl::StrCat(R"(
-apiVersion: autoscaling/v2
-kind: HorizontalPodAutoscaler
-metadata: {name: web, namespace: )", ns(), R"(}
-spec:
-  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
-  minReplicas: 2
-  maxReplicas: 4
-  metrics:
-  - type: Resource
-    resource: {name: cpu, target: {type: Utilization, averageUtilization: 50}}
-  behavior:
-    scaleUp:
-      stabilizationWindowSeconds: 0
-      policies: [{type: Percent, value: 200, periodSeconds: 5}]
-    scaleDown:
-      stabilizationWindowSeconds: 0
-      policies: [{type: Percent, value: 100, periodSeconds: 5}]
-)")).ok());
+  ASSERT_TRUE(Apply(FastCpuHpaYaml(ns(), "web", 2, 4)).ok());
   StartOperator();
   // One canary pod at 25% of up to 4; the HPA's minimum (2) stays on the target.
   ASSERT_TRUE(Apply(Profile(ns(), "[25, 100]", "10m")).ok());
