@@ -3,19 +3,19 @@
 //
 // detect: the operator's real decision path on a simulated clock. rollout::Reconcile (the
 // state machine), analysis::JudgeVerdictSource and controller::StoreWindowSource over a real
-// feedback::WindowStore, opened per step the way the operator's StepTracker does. A fake API
-// server (after state_machine_test.cc's Sim) applies the plan's actions to the target and
-// canary Deployments and keeps their pods: a pod is created as soon as its Deployment asks
-// for it, is ready --ready-seconds later, and is removed when its template changes or the
-// Deployment shrinks. The operator reconciles at the plan's requeue and one tick (100 ms)
-// after a watch event (its own writes, status included, and Deployment status changes), or
-// with --reconcile=1s every second. Every pod's agent starts within a second of the pod and
-// reports one window per interval on its own phase, latencyP99 lognormal with CV 10% and
-// throughput lognormal with CV 5%, filed under its arm like the feedback server does.
-// Scenarios: "aa" (no regression), "start" (the canary's p99 is 2x from its first window),
-// "mid" (2x from an onset drawn uniformly within step 1's analysis). Prints one JSON line
-// per run; JUDGE_BENCH_DEBUG=1 also prints to stderr the windows a Fail was judged on and
-// why a step was extended.
+// feedback::WindowStore, opened per step the way the operator's StepTracker does. The plan's
+// actions go to the simulated API server the state machine's tests use
+// (operator/rollout/testing/deployment_sim.h); this file keeps the Deployments' pods: a pod
+// is created as soon as its Deployment asks for it, is ready --ready-seconds later, and is
+// removed when its template changes or the Deployment shrinks. The operator reconciles at
+// the plan's requeue and one tick (100 ms) after a watch event (its own writes, status
+// included, and Deployment status changes), or with --reconcile=1s every second. Every
+// pod's agent starts within a second of the pod and reports one window per interval on its
+// own phase, latencyP99 lognormal with CV 10% and throughput lognormal with CV 5%, filed
+// under its arm like the feedback server does. Scenarios: "aa" (no regression), "start"
+// (the canary's p99 is 2x from its first window), "mid" (2x from an onset drawn uniformly
+// within step 1's analysis). Prints one JSON line per run; JUDGE_BENCH_DEBUG=1 also prints
+// to stderr the windows a Fail was judged on and why a step was extended.
 //
 // cpu: wall and CPU time (CLOCK_PROCESS_CPUTIME_ID) per verdict, for analysis::Judge alone
 // and for JudgeVerdictSource over a StoreWindowSource (the store query and copy included),
@@ -52,6 +52,7 @@
 #include "operator/rollout/pod_template.h"
 #include "operator/rollout/profile.h"
 #include "operator/rollout/state_machine.h"
+#include "operator/rollout/testing/deployment_sim.h"
 #include "operator/rollout/verdict.h"
 
 namespace booster::bench {
@@ -144,31 +145,17 @@ class Rollout {
  public:
   Rollout(int32_t replicas, Scenario scenario, uint64_t seed, bool every_second,
           absl::Duration ready_delay)
-      : scenario_(scenario), rng_(seed), every_second_(every_second), ready_delay_(ready_delay) {
-    profile_ = {{"apiVersion", rollout::kApiVersion},
-                {"kind", rollout::kKind},
-                {"metadata",
-                 {{"name", kProfileName},
-                  {"namespace", kNamespace},
-                  {"uid", "profile-uid"},
-                  {"generation", 1},
-                  {"finalizers", Json::array({rollout::kFinalizer})}}},
-                {"spec", SpecJson()}};
-    target_ = {{"apiVersion", "apps/v1"},
-               {"kind", "Deployment"},
-               {"metadata",
-                {{"name", "web"},
-                 {"namespace", kNamespace},
-                 {"uid", "target-uid"},
-                 {"generation", 1},
-                 {"resourceVersion", "1"}}},
-               {"spec",
-                {{"replicas", replicas},
-                 {"selector", {{"matchLabels", {{"app", "web"}}}}},
-                 {"template", OriginalTemplate()}}}};
+      : scenario_(scenario),
+        rng_(seed),
+        every_second_(every_second),
+        ready_delay_(ready_delay),
+        profile_(
+            rollout::testing::ProfileObject(kProfileName, kNamespace, "profile-uid", SpecJson())),
+        api_(rollout::testing::DeploymentObject("web", kNamespace, "target-uid", replicas,
+                                                OriginalTemplate())) {
     // The target's pods have been running for an hour.
-    SyncPods(target_, target_pods_, start_ - absl::Hours(1));
-    Settle(target_, target_pods_);
+    SyncPods(api_.target(), target_pods_, start_ - absl::Hours(1));
+    Settle(api_.target(), target_pods_);
   }
 
   RunResult Run() {
@@ -193,8 +180,8 @@ class Rollout {
         std::fprintf(stderr, "judge_bench: the profile does not parse\n");
         std::exit(1);
       }
-      rollout::Observations obs{rollout::ObserveDeployment(target_),
-                                rollout::ObserveDeployment(canary_), ""};
+      rollout::Observations obs{rollout::ObserveDeployment(api_.target()),
+                                rollout::ObserveDeployment(api_.canary()), ""};
       obs.arms = ArmsReport();
       const Phase before = p->status.phase;
       rollout::Plan plan = rollout::Reconcile(*p, obs, verdicts, now_);
@@ -360,75 +347,31 @@ class Rollout {
     }
   }
 
+  // The API server never refuses the one profile's writes here: nobody else writes.
   void Execute(const Action& a) {
-    switch (a.type) {
-      case ActionType::kClaimProfile:  // no instance set: never planned here
-        break;
-      case ActionType::kAddFinalizer:
-        profile_["metadata"]["finalizers"].push_back(rollout::kFinalizer);
-        break;
-      case ActionType::kRemoveFinalizer:
-        break;
-      case ActionType::kEnrollTarget:
-      case ActionType::kScaleTarget:
-      case ActionType::kPromoteTemplate:
-      case ActionType::kRestoreTemplate: {
-        Json before = target_;
-        target_ = target_.patch(a.body);
-        if (before["spec"] != target_["spec"]) Bump(target_);
-        NewVersion(target_);
-        break;
-      }
-      case ActionType::kCreateCanary:
-        canary_ = a.body;
-        canary_["metadata"]["uid"] = "canary-uid";
-        canary_["metadata"]["generation"] = 1;
-        canary_["status"] = Json::object();
-        NewVersion(canary_);
-        break;
-      case ActionType::kPatchCanary: {
-        Json before = canary_;
-        canary_ = canary_.patch(a.body);
-        if (before["spec"] != canary_["spec"]) Bump(canary_);
-        NewVersion(canary_);
-        break;
-      }
-      case ActionType::kDeleteCanary:
-        canary_ = nullptr;
-        break;
-      case ActionType::kRecordEvent:
-      case ActionType::kRequeueAfter:
-        break;
+    const absl::Status s = api_.Execute(a, profile_);
+    if (!s.ok()) {
+      std::fprintf(stderr, "judge_bench: %s refused: %s\n", rollout::DescribeAction(a).c_str(),
+                   s.ToString().c_str());
+      std::exit(1);
     }
   }
 
   // The Deployments' pods follow their specs at once; a pod is ready `ready_delay_` after
   // it was created. True when a Deployment's status changed (a watch event).
   bool SettleAll() {
-    SyncPods(target_, target_pods_, now_);
-    SyncPods(canary_, canary_pods_, now_);
-    const bool t = Settle(target_, target_pods_);
-    const bool c = Settle(canary_, canary_pods_);
+    SyncPods(api_.target(), target_pods_, now_);
+    SyncPods(api_.canary(), canary_pods_, now_);
+    const bool t = Settle(api_.target(), target_pods_);
+    const bool c = Settle(api_.canary(), canary_pods_);
     return t || c;
   }
   bool Settle(Json& d, const std::vector<Pod>& pods) const {
     if (d.is_null()) return false;
-    const int32_t all = static_cast<int32_t>(pods.size());
     const int32_t ready = static_cast<int32_t>(std::count_if(
         pods.begin(), pods.end(), [&](const Pod& p) { return p.created + ready_delay_ <= now_; }));
-    Json status = {{"observedGeneration", d["metadata"]["generation"]},
-                   {"replicas", all},
-                   {"updatedReplicas", all},
-                   {"readyReplicas", ready},
-                   {"availableReplicas", ready}};
-    if (d.contains("status") && d["status"] == status) return false;
-    d["status"] = std::move(status);
-    return true;
+    return rollout::testing::SetDeploymentStatus(d, static_cast<int32_t>(pods.size()), ready);
   }
-  static void Bump(Json& d) {
-    d["metadata"]["generation"] = d["metadata"]["generation"].get<int64_t>() + 1;
-  }
-  void NewVersion(Json& d) { d["metadata"]["resourceVersion"] = absl::StrCat(++rv_); }
 
   const Scenario scenario_;
   std::mt19937_64 rng_;
@@ -439,12 +382,10 @@ class Rollout {
   absl::Time next_second_ = start_;
   std::optional<absl::Time> onset_;
   Json profile_;
-  Json target_;
-  Json canary_ = nullptr;
+  rollout::testing::DeploymentSim api_;
   std::vector<Pod> target_pods_;
   std::vector<Pod> canary_pods_;
   feedback::WindowStore store_;
-  int rv_ = 1000;
   int pod_counter_ = 0;
 };
 
