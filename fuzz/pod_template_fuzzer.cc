@@ -12,7 +12,7 @@
 
 #include "fuzz/fuzz_check.h"
 #include "operator/rollout/pod_template.h"
-#include "operator/rollout/profile.h"
+#include "operator/rollout/profile/types.h"
 
 namespace {
 

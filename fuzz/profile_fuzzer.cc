@@ -1,6 +1,6 @@
 // A BoosterProfile comes from the API server as JSON that any user allowed to create
 // profiles wrote (the CRD schema stops much, but not all, of it, and older objects
-// predate schema changes). operator/rollout/profile.h parses it without exceptions.
+// predate schema changes). operator/rollout/profile/spec.h parses it without exceptions.
 // Checks: no input crashes or throws; a spec error is kInvalidArgument; the canonical
 // tuning of a valid spec (TuningToJson, the agent's BOOSTER_TUNING) is accepted by the
 // agent's reader (sidecar/loop/directive_from_tuning.h); the status codec is a fixed point (StatusToJson(ParseStatus(StatusToJson(s)))
@@ -10,7 +10,10 @@
 #include <string>
 
 #include "fuzz/fuzz_check.h"
-#include "operator/rollout/profile.h"
+#include "operator/rollout/profile/hash.h"
+#include "operator/rollout/profile/spec.h"
+#include "operator/rollout/profile/status_codec.h"
+#include "operator/rollout/profile/tuning.h"
 #include "sidecar/loop/directive_from_tuning.h"
 
 namespace {

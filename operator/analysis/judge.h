@@ -26,7 +26,7 @@
 
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
-#include "operator/rollout/profile.h"
+#include "operator/rollout/profile/types.h"
 
 namespace booster::analysis {
 

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
+#include "operator/rollout/profile/spec.h"
 
 namespace booster::analysis {
 namespace {

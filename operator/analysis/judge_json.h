@@ -14,7 +14,7 @@
 #include "absl/strings/string_view.h"
 #include "nlohmann/json.hpp"
 #include "operator/analysis/judge.h"
-#include "operator/rollout/profile.h"
+#include "operator/rollout/profile/types.h"
 
 namespace booster::analysis {
 

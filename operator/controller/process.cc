@@ -18,6 +18,7 @@
 #include "operator/kube/api_status.h"
 #include "operator/kube/config.h"
 #include "operator/kube/cpprest_transport.h"
+#include "operator/rollout/profile/names.h"
 #include "prometheus/counter.h"
 #include "prometheus/exposer.h"
 #include "prometheus/family.h"

@@ -15,7 +15,10 @@
 #include "operator/kube/helpers.h"
 #include "operator/kube/json.h"
 #include "operator/rollout/pod_template.h"
-#include "operator/rollout/profile.h"
+#include "operator/rollout/profile/hash.h"
+#include "operator/rollout/profile/names.h"
+#include "operator/rollout/profile/spec.h"
+#include "operator/rollout/profile/status_codec.h"
 
 namespace booster::controller {
 namespace {

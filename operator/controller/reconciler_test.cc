@@ -15,7 +15,8 @@
 #include "operator/kube/fake_transport.h"
 #include "operator/kube/helpers.h"
 #include "operator/rollout/pod_template.h"
-#include "operator/rollout/profile.h"
+#include "operator/rollout/profile/names.h"
+#include "operator/rollout/profile/status_codec.h"
 
 namespace booster::controller {
 namespace {

@@ -1,7 +1,7 @@
 #include "operator/controller/store_window_source.h"
 
 #include "gtest/gtest.h"
-#include "operator/rollout/profile.h"
+#include "operator/rollout/profile/spec.h"
 
 namespace booster::controller {
 namespace {

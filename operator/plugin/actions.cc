@@ -1,7 +1,8 @@
 #include "operator/plugin/actions.h"
 
 #include "absl/strings/str_cat.h"
-#include "operator/rollout/profile.h"
+#include "operator/rollout/profile/names.h"
+#include "operator/rollout/profile/status_codec.h"
 
 namespace booster::plugin {
 namespace {

@@ -8,7 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "operator/plugin/table.h"
-#include "operator/rollout/profile.h"
+#include "operator/rollout/profile/status_codec.h"
 
 namespace booster::plugin {
 namespace {

@@ -7,7 +7,7 @@
 #include "gtest/gtest.h"
 #include "operator/analysis/judge.h"
 #include "operator/analysis/judge_verdict_source.h"
-#include "operator/rollout/profile.h"
+#include "operator/rollout/profile/types.h"
 
 namespace booster::plugin {
 namespace {

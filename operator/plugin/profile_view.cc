@@ -9,7 +9,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "operator/plugin/table.h"
-#include "operator/rollout/profile.h"
+#include "operator/rollout/profile/names.h"
+#include "operator/rollout/profile/status_codec.h"
+#include "operator/rollout/profile/time_text.h"
 
 namespace booster::plugin {
 namespace {

@@ -13,7 +13,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "operator/rollout/profile.h"
+#include "operator/rollout/profile/spec.h"
 #include "yaml-cpp/yaml.h"
 
 namespace booster::rollout {

@@ -12,6 +12,10 @@
 #include "absl/strings/str_join.h"
 #include "common/allocator.h"
 #include "common/go_runtime.h"
+#include "operator/rollout/profile/hash.h"
+#include "operator/rollout/profile/names.h"
+#include "operator/rollout/profile/time_text.h"
+#include "operator/rollout/profile/tuning.h"
 
 namespace booster::rollout {
 namespace {

@@ -30,7 +30,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "operator/rollout/profile.h"
+#include "operator/rollout/profile/types.h"
 
 namespace booster::rollout {
 

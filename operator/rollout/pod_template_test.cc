@@ -7,6 +7,8 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "operator/rollout/profile/spec.h"
+#include "operator/rollout/profile/tuning.h"
 
 namespace booster::rollout {
 namespace {

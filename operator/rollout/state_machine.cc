@@ -7,6 +7,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
+#include "operator/rollout/profile/conditions.h"
+#include "operator/rollout/profile/hash.h"
+#include "operator/rollout/profile/names.h"
+#include "operator/rollout/profile/time_text.h"
+#include "operator/rollout/profile/tuning.h"
 
 namespace booster::rollout {
 namespace {

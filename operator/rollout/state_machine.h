@@ -52,7 +52,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "operator/rollout/pod_template.h"
-#include "operator/rollout/profile.h"
+#include "operator/rollout/profile/types.h"
 #include "operator/rollout/verdict.h"
 
 namespace booster::rollout {

@@ -10,6 +10,10 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "operator/rollout/profile/conditions.h"
+#include "operator/rollout/profile/names.h"
+#include "operator/rollout/profile/spec.h"
+#include "operator/rollout/profile/status_codec.h"
 #include "operator/rollout/testing/deployment_sim.h"
 
 namespace booster::rollout {

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "operator/rollout/profile/time_text.h"
 
 namespace booster::rollout {
 

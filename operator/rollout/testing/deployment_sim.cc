@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "operator/rollout/profile/names.h"
 
 namespace booster::rollout::testing {
 namespace {

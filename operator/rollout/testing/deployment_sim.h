@@ -20,7 +20,7 @@
 #include <string>
 
 #include "absl/status/status.h"
-#include "operator/rollout/profile.h"
+#include "operator/rollout/profile/types.h"
 #include "operator/rollout/state_machine.h"
 
 namespace booster::rollout::testing {

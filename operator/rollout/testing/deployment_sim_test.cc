@@ -3,6 +3,7 @@
 #include <string>
 
 #include "gtest/gtest.h"
+#include "operator/rollout/profile/names.h"
 
 namespace booster::rollout::testing {
 namespace {

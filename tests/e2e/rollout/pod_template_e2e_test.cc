@@ -17,7 +17,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "operator/rollout/pod_template.h"
-#include "operator/rollout/profile.h"
+#include "operator/rollout/profile/types.h"
 #include "tests/e2e/e2e_util.h"
 #include "tests/e2e/rollout/rollout_e2e_util.h"
 

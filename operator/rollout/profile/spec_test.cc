@@ -1,32 +1,23 @@
-#include "operator/rollout/profile.h"
+// ParseSpec's schema and semantic rules, and ParseProfile (spec.h).
+#include "operator/rollout/profile/spec.h"
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "operator/rollout/profile/names.h"
+#include "operator/rollout/profile/test_specs.h"
 
 namespace booster::rollout {
 namespace {
 
 using ::testing::HasSubstr;
-using ::testing::Not;
+using testing::kIssueExample;
 
 Json J(const char* text) { return Json::parse(text); }
-
-// The exact shape from the issue, which users will type.
-constexpr char kIssueExample[] = R"json({
-  "targetRef": {"kind": "Deployment", "name": "checkout"},
-  "tuning": {
-    "cpu": {"placement": "whole-cores", "numa": "align"},
-    "sysctls": {"net.core.somaxconn": "4096", "net.ipv4.tcp_tw_reuse": "1"},
-    "runtime": {
-      "go": {"gomaxprocs": "auto", "gomemlimit": "auto"},
-      "preload": {"listenBacklog": 4096, "tcpNoDelay": true, "allocator": "jemalloc"}
-    }
-  },
-  "rollout": {"steps": [10, 50, 100], "stepDuration": "2m"}
-})json";
 
 TEST(ParseSpecTest, IssueExampleParses) {
   absl::StatusOr<ProfileSpec> spec = ParseSpec(J(kIssueExample));
@@ -195,7 +186,8 @@ INSTANTIATE_TEST_SUITE_P(
                 "a step would end before its first window"},
         BadSpec{"Confidence", R"({)" TARGET R"(, "rollout": {"analysis": {"confidence": 1.5}}})",
                 "confidence: must be between 0.5 and 0.9999"},
-        BadSpec{"SourcePort", R"({)" TARGET R"(, "rollout": {"analysis": {"source": {"port": 0}}}})",
+        BadSpec{"SourcePort",
+                R"({)" TARGET R"(, "rollout": {"analysis": {"source": {"port": 0}}}})",
                 "spec.rollout.analysis.source.port: must be between 1 and 65535"},
         BadSpec{"SourcePath",
                 R"({)" TARGET R"(, "rollout": {"analysis": {"source": {"path": "metrics"}}}})",
@@ -255,126 +247,16 @@ TEST(ParseSpecTest, ShortStepShrinksTheDefaultWindow) {
                    .ok());
 }
 
-TEST(SysctlTest, AllowlistHoldsOnlyNamespacedKeys) {
-  for (const std::string& key : KnownSysctls()) {
-    EXPECT_TRUE(key.rfind("net.", 0) == 0 || key.rfind("kernel.shm", 0) == 0 ||
-                key.rfind("kernel.msg", 0) == 0 || key.rfind("fs.mqueue.", 0) == 0)
-        << key;
-    // Host-wide net.core keys are not namespaced; somaxconn is the exception.
-    if (key.rfind("net.core.", 0) == 0) {
-      EXPECT_EQ(key, "net.core.somaxconn");
-    }
-  }
-  EXPECT_FALSE(IsKnownSysctl("vm.swappiness"));
-  EXPECT_FALSE(IsKnownSysctl("kernel.pid_max"));
-  EXPECT_TRUE(IsKnownSysctl("net.ipv4.tcp_rmem"));
-  EXPECT_EQ(CheckSysctlValue("net.ipv4.tcp_rmem", "4096 131072 6291456"), "");
-  EXPECT_NE(CheckSysctlValue("net.ipv4.tcp_rmem", "4096 131072"), "");
-  EXPECT_NE(CheckSysctlValue("net.ipv4.tcp_rmem", "9 8 7"), "");
-}
-
-TEST(DurationTest, ParsesGoSyntax) {
-  struct Case {
-    const char* text;
-    absl::Duration want;
-  } cases[] = {{"30s", absl::Seconds(30)},         {"2m", absl::Minutes(2)},
-               {"1h30m", absl::Minutes(90)},       {"1.5s", absl::Milliseconds(1500)},
-               {"250ms", absl::Milliseconds(250)}, {"1m30s", absl::Seconds(90)}};
-  for (const Case& c : cases) {
-    absl::StatusOr<absl::Duration> d = ParseGoDuration(c.text);
-    ASSERT_TRUE(d.ok()) << c.text << ": " << d.status();
-    EXPECT_EQ(*d, c.want) << c.text;
-  }
-  for (const char* bad : {"", "5", "-5s", "s", "1.s", "5us", "inf", "1d", "2 m", "5S"}) {
-    EXPECT_FALSE(ParseGoDuration(bad).ok()) << bad;
-  }
-  EXPECT_EQ(FormatGoDuration(absl::Minutes(90)), "1h30m");
-  EXPECT_EQ(FormatGoDuration(absl::Seconds(30)), "30s");
-}
-
-RolloutStatus FullStatus() {
-  RolloutStatus s;
-  s.phase = Phase::kProgressing;
-  s.observed_generation = 7;
-  s.current_step = 2;
-  s.canary_weight = 50;
-  s.total_replicas = 10;
-  s.original_replicas = 9;
-  s.stable_replicas = 5;
-  s.canary_replicas = 5;
-  s.target_floor = 4;
-  s.canary_name = "web-booster";
-  s.target_uid = "uid-1";
-  s.team_template_hash = "aaaa";
-  s.rollout_hash = "bbbb";
-  s.baseline_tuning = R"({"cpu":{"numa":"none","placement":"none"}})";
-  s.phase_start_time = absl::FromUnixSeconds(1'700'000'000);
-  s.step_start_time = absl::FromUnixSeconds(1'700'000'100);
-  s.analysis_start_time = absl::FromUnixSeconds(1'700'000'160);
-  s.extensions = 1;
-  s.handled = HandledControls{"a1", "p1", "r1"};
-  s.last_transition = Transition{"Progressing", "Progressing", "StepPassed", "step 1 passed",
-                                 absl::FromUnixSeconds(1'700'000'100)};
-  s.last_decision = Decision{"Pass",
-                             1,
-                             "StepDurationElapsed",
-                             "ok",
-                             absl::FromUnixSeconds(1'700'000'100),
-                             {{"observed", "2m"}}};
-  s.conditions.push_back(Condition{"Ready", "False", "Progressing", "step 2", 7,
-                                   absl::FromUnixSeconds(1'700'000'000)});
-  return s;
-}
-
 TEST(ParseSpecTest, OnNewRevisionTakesEachPolicy) {
-  for (const auto& [text, policy] :
-       {std::pair{"Restart", NewRevisionPolicy::kRestart},
-        std::pair{"Rollback", NewRevisionPolicy::kRollback},
-        std::pair{"Reverify", NewRevisionPolicy::kReverify}}) {
+  for (const auto& [text, policy] : {std::pair{"Restart", NewRevisionPolicy::kRestart},
+                                     std::pair{"Rollback", NewRevisionPolicy::kRollback},
+                                     std::pair{"Reverify", NewRevisionPolicy::kReverify}}) {
     absl::StatusOr<ProfileSpec> spec = ParseSpec(Json::parse(absl::StrCat(
         R"({"targetRef": {"kind": "Deployment", "name": "web"}, "rollout": {"onNewRevision": ")",
         text, R"("}})")));
     ASSERT_TRUE(spec.ok()) << spec.status();
     EXPECT_EQ(spec->rollout.on_new_revision, policy) << text;
   }
-}
-
-TEST(TuningFromJsonTest, ReadsBackWhatTuningToJsonWrites) {
-  absl::StatusOr<ProfileSpec> spec = ParseSpec(J(R"({"targetRef": {"kind": "Deployment", "name": "web"},
-      "tuning": {"cpu": {"placement": "whole-cores", "numa": "align"},
-                 "sysctls": {"net.core.somaxconn": 4096},
-                 "runtime": {"go": {"gomaxprocs": 4, "gogc": 200},
-                             "preload": {"listenBacklog": 4096, "allocator": "jemalloc"}}}})"));
-  ASSERT_TRUE(spec.ok()) << spec.status();
-  absl::StatusOr<Tuning> back = TuningFromJson(TuningToJson(spec->tuning));
-  ASSERT_TRUE(back.ok()) << back.status();
-  EXPECT_EQ(TuningToJson(*back), TuningToJson(spec->tuning));
-  EXPECT_FALSE(TuningFromJson(J(R"({"sysctls": {"vm.swappiness": 1}})")).ok());
-}
-
-TEST(StatusTest, RoundTripsThroughJson) {
-  RolloutStatus s = FullStatus();
-  EXPECT_EQ(ParseStatus(StatusToJson(s)), s);
-  // And through text, as the API server stores it.
-  EXPECT_EQ(ParseStatus(Json::parse(StatusToJson(s).dump())), s);
-  EXPECT_EQ(ParseStatus(StatusToJson(RolloutStatus{})), RolloutStatus{});
-}
-
-TEST(StatusTest, WritesTheFieldsThePrinterColumnsRead) {
-  Json j = StatusToJson(FullStatus());
-  EXPECT_EQ(j["phase"], "Progressing");
-  EXPECT_EQ(j["canaryWeight"], 50);
-  EXPECT_EQ(j["currentStep"], 2);
-  EXPECT_EQ(j["lastTransition"]["reason"], "StepPassed");
-  EXPECT_EQ(j["stepStartTime"], "2023-11-14T22:15:00Z");
-}
-
-TEST(StatusTest, MalformedStatusIsReadLeniently) {
-  RolloutStatus s = ParseStatus(J(R"({"phase": "Exploding", "currentStep": "two",
-                                      "conditions": [42, {"status": "True"}]})"));
-  EXPECT_EQ(s.phase, Phase::kPending);
-  EXPECT_EQ(s.current_step, 0);
-  EXPECT_TRUE(s.conditions.empty());
 }
 
 TEST(ParseProfileTest, ReadsMetadataAndKeepsABadSpecAsAnError) {
@@ -405,45 +287,6 @@ TEST(ParseProfileTest, RejectsOtherObjects) {
   absl::StatusOr<Profile> no_spec = ParseProfile(J(R"({"metadata": {"name": "x"}})"));
   ASSERT_TRUE(no_spec.ok());
   EXPECT_THAT(std::string(no_spec->spec.status().message()), HasSubstr("spec: is required"));
-}
-
-TEST(RolloutHashTest, ChangesWithWhatTheRolloutCarriesOutOnly) {
-  ProfileSpec a = *ParseSpec(J(kIssueExample));
-  ProfileSpec b = a;
-  b.rollout.paused = true;
-  b.rollout.step_duration = absl::Minutes(5);
-  b.rollout.hpa_policy = HpaPolicy::kFixed;
-  EXPECT_EQ(RolloutHash(a), RolloutHash(b));
-  ProfileSpec c = a;
-  c.tuning.sysctls["net.core.somaxconn"] = "8192";
-  EXPECT_NE(RolloutHash(a), RolloutHash(c));
-  ProfileSpec d = a;
-  d.rollout.steps = {25, 100};
-  EXPECT_NE(RolloutHash(a), RolloutHash(d));
-  ProfileSpec e = a;
-  e.tuning.preload.tcp_no_delay = false;
-  EXPECT_NE(RolloutHash(a), RolloutHash(e));
-}
-
-TEST(ConditionTest, TransitionTimeMovesOnlyWhenStatusChanges) {
-  std::vector<Condition> conds;
-  absl::Time t0 = absl::FromUnixSeconds(100);
-  SetCondition(conds, "Ready", "False", "Pending", "", 1, t0);
-  SetCondition(conds, "Ready", "False", "Enrolling", "m", 2, t0 + absl::Seconds(5));
-  ASSERT_EQ(conds.size(), 1u);
-  EXPECT_EQ(conds[0].last_transition_time, t0);
-  EXPECT_EQ(conds[0].reason, "Enrolling");
-  EXPECT_EQ(conds[0].observed_generation, 2);
-  SetCondition(conds, "Ready", "True", "Promoted", "", 2, t0 + absl::Seconds(9));
-  EXPECT_EQ(conds[0].last_transition_time, t0 + absl::Seconds(9));
-  EXPECT_NE(FindCondition(conds, "Ready"), nullptr);
-  EXPECT_EQ(FindCondition(conds, "Nope"), nullptr);
-}
-
-TEST(HashTest, Fnv1aIsStableAndSensitive) {
-  EXPECT_EQ(Fnv1aHex(""), "cbf29ce484222325");
-  EXPECT_EQ(Fnv1aHex("a"), "af63dc4c8601ec8c");
-  EXPECT_NE(Fnv1aHex("ab"), Fnv1aHex("ba"));
 }
 
 }  // namespace

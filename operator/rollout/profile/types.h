@@ -1,13 +1,9 @@
-// BoosterProfile types, parsed from the JSON object the API server returns, and validated
-// with the CRD's rules plus the semantic ones the schema cannot express (the sysctl
-// allowlist, durations, knobs that depend on each other). Errors carry the field path and
-// what to do about it, because they end up verbatim in the InvalidSpec condition.
-//
-//   absl::StatusOr<Profile> p = ParseProfile(object_json);
-//   if (!p->spec.ok()) SetInvalidSpec(p->spec.status().message());
-//   Json status = StatusToJson(p->status);
-#ifndef BOOSTER_OPERATOR_ROLLOUT_PROFILE_H_
-#define BOOSTER_OPERATOR_ROLLOUT_PROFILE_H_
+// The plain types of a BoosterProfile: enums and structs of its spec, status and metadata,
+// as the parser (spec.h) and the status codec (status_codec.h) fill them. No functions
+// here, so that anything may include it; it includes only the standard library, Abseil
+// (status, time) and nlohmann::json.
+#ifndef BOOSTER_OPERATOR_ROLLOUT_PROFILE_TYPES_H_
+#define BOOSTER_OPERATOR_ROLLOUT_PROFILE_TYPES_H_
 
 #include <cstdint>
 #include <map>
@@ -15,9 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "nlohmann/json.hpp"
 
@@ -25,18 +19,6 @@ namespace booster::rollout {
 
 // The same JSON type as booster::kube::Json (operator/kube/json.h).
 using Json = nlohmann::json;
-
-inline constexpr char kGroup[] = "booster.dev";
-inline constexpr char kApiVersion[] = "booster.dev/v1alpha1";
-inline constexpr char kKind[] = "BoosterProfile";
-inline constexpr char kFinalizer[] = "booster.dev/finalizer";
-
-// Annotations on the profile that drive a rollout by hand (kubectl annotate). The one-shot
-// ones act once per distinct value; the value acted on is kept in status.handled.
-inline constexpr char kAnnotationPaused[] = "booster.dev/paused";           // "true"
-inline constexpr char kAnnotationPromoteNow[] = "booster.dev/promote-now";  // any token
-inline constexpr char kAnnotationAbort[] = "booster.dev/abort";             // any token
-inline constexpr char kAnnotationRetry[] = "booster.dev/retry";             // any token
 
 enum class CpuPlacement { kNone, kSpread, kWholeCores, kPinned };
 enum class NumaPolicy { kNone, kPreferred, kAlign, kBind };
@@ -248,60 +230,6 @@ struct Profile {
   RolloutStatus status;
 };
 
-// Parses a whole BoosterProfile object. Fails only when the object is not a
-// BoosterProfile at all (wrong kind, no metadata.name); a bad spec is reported in
-// Profile::spec and a malformed status is read leniently (unknown values -> defaults).
-absl::StatusOr<Profile> ParseProfile(const Json& object);
-
-// Parses and validates .spec: schema rules and semantic rules. All problems are reported
-// at once, separated by "; ", each prefixed by its field path.
-absl::StatusOr<ProfileSpec> ParseSpec(const Json& spec);
-
-RolloutStatus ParseStatus(const Json& status);
-Json StatusToJson(const RolloutStatus& status);
-
-// Canonical JSON of the tuning (defaults filled in, keys sorted): what the canary runs,
-// the agent's BOOSTER_TUNING, and the input of RolloutHash.
-Json TuningToJson(const Tuning& tuning);
-// The tuning of a spec.tuning object (TuningToJson's output included), validated as
-// ParseSpec validates it.
-absl::StatusOr<Tuning> TuningFromJson(const Json& tuning);
-
-// A short hash of everything that defines what a rollout carries out (tuning, steps,
-// containers). Changing any of them restarts the rollout; pausing or changing durations
-// does not.
-std::string RolloutHash(const ProfileSpec& spec);
-
-// Go-style durations as the CRD accepts them ("90s", "2m", "1h30m", "1.5s", "250ms").
-absl::StatusOr<absl::Duration> ParseGoDuration(absl::string_view text);
-// "2m0s" style is not needed: the shortest exact form ("2m", "90s", "1h30m", "250ms").
-std::string FormatGoDuration(absl::Duration d);
-
-// RFC 3339 times as the API server writes them.
-std::string FormatRfc3339(absl::Time t);
-absl::Time ParseTimeOr(absl::string_view text, absl::Time fallback);
-
-absl::string_view PhaseName(Phase phase);
-std::optional<Phase> ParsePhase(absl::string_view name);
-absl::string_view AllocatorName(Allocator a);
-absl::string_view PlacementName(CpuPlacement p);
-absl::string_view NumaName(NumaPolicy n);
-
-// The namespaced sysctls the operator will write, with a validator for each value.
-// Returns "" when `value` is acceptable for `key`, otherwise why not.
-bool IsKnownSysctl(absl::string_view key);
-std::string CheckSysctlValue(absl::string_view key, absl::string_view value);
-std::vector<std::string> KnownSysctls();
-
-// Conditions, after metav1.Condition: lastTransitionTime moves only when status changes.
-void SetCondition(std::vector<Condition>& conditions, absl::string_view type,
-                  absl::string_view status, absl::string_view reason, absl::string_view message,
-                  int64_t generation, absl::Time now);
-const Condition* FindCondition(const std::vector<Condition>& conditions, absl::string_view type);
-
-// FNV-1a 64 over `text`, as 16 hex digits. Change detection only, not security.
-std::string Fnv1aHex(absl::string_view text);
-
 }  // namespace booster::rollout
 
-#endif  // BOOSTER_OPERATOR_ROLLOUT_PROFILE_H_
+#endif  // BOOSTER_OPERATOR_ROLLOUT_PROFILE_TYPES_H_
