@@ -3,9 +3,11 @@
 
 Offline (always): the structural-schema rules the API server enforces on a CRD (every
 node typed, no `properties` next to `additionalProperties`, required fields declared,
-defaults and enums of the node's type, printer columns pointing at schema fields), and
-that every example and every testdata profile matches the schema's types, enums, ranges
-and patterns. CEL rules are not evaluated offline.
+defaults and enums of the node's type, printer columns pointing at schema fields), that
+the enum of spec.rollout.analysis.metrics[].name is the operator's table of metrics
+(operator/rollout/profile/metric_names.h, read with a regex), and that every example and
+every testdata profile matches the schema's types, enums, ranges and patterns. CEL rules
+are not evaluated offline.
 
 With --cluster (KUBECONFIG must point at a cluster): applies the CRD, then
   - examples/*.yaml must pass a server-side dry run,
@@ -27,6 +29,7 @@ import yaml
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CRD = os.path.join(ROOT, "crds", "boosterprofile.yaml")
+METRIC_NAMES = os.path.join(ROOT, "operator", "rollout", "profile", "metric_names.h")
 
 problems = []
 
@@ -142,6 +145,40 @@ def schema_has(schema, json_path):
     return True
 
 
+def header_metric_names(path):
+    """The names of the rows of kMetrics in metric_names.h, in order; None if no table."""
+    with open(path) as f:
+        text = f.read()
+    table = re.search(r"\bkMetrics\s*=\s*std::to_array<MetricName>\(\{(.*?)\n\}\);", text, re.S)
+    if table is None:
+        return None
+    body = re.sub(r"//[^\n]*", "", table.group(1))
+    return re.findall(r'\{\s*"(\w+)"\s*,\s*Direction::k(?:Lower|Higher)IsBetter\s*\}', body)
+
+
+def check_metric_names(schema):
+    """The CRD's metric enum and the operator's table (which the parser, the judge and the
+    feedback server use) must list the same names in the same order."""
+    rel = os.path.relpath(METRIC_NAMES, ROOT)
+    names = header_metric_names(METRIC_NAMES)
+    if not names:
+        problem(f"{rel}: no rows of kMetrics found")
+        return
+    node = schema
+    for key in ("spec", "rollout", "analysis", "metrics"):
+        node = node["properties"][key]
+    crd = node["items"]["properties"]["name"].get("enum", [])
+    if crd != names:
+        missing = [n for n in names if n not in crd]
+        extra = [n for n in crd if n not in names]
+        why = (f"not in the CRD: {missing}; not in {rel}: {extra}" if missing or extra
+               else "the same names in another order")
+        problem(f"spec.rollout.analysis.metrics[].name enum {crd} differs from {rel} {names}"
+                f" ({why})")
+    else:
+        print(f"offline: the CRD's {len(crd)} metric names are those of {rel}")
+
+
 def offline():
     with open(CRD) as f:
         crd = yaml.safe_load(f)
@@ -172,6 +209,7 @@ def offline():
                    "RollingBack", "RolledBack", "Failed"]
     if phases != want_phases:
         problem(f"status.phase enum {phases}")
+    check_metric_names(schema)
     checked = 0
     for f in sorted(glob.glob(os.path.join(ROOT, "examples", "*.yaml")) +
                     glob.glob(os.path.join(ROOT, "crds", "testdata", "semantic", "*.yaml"))):

@@ -10,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "operator/analysis/mann_whitney.h"
+#include "operator/rollout/profile/metric_names.h"
 
 namespace booster::analysis {
 namespace {
@@ -192,7 +193,9 @@ MetricEvidence JudgeMetric(const AnalysisSpec& spec, const MetricSpec& metric,
   } else {
     e.change_percent = canary == 0 ? 0 : (canary > 0 ? kInf : -kInf);
   }
-  const bool lower_is_better = MetricDirection(metric.name) == Direction::kLowerIsBetter;
+  // The direction of each metric is in the one table of them (metric_names.h).
+  const bool lower_is_better =
+      rollout::MetricDirection(metric.name) == rollout::Direction::kLowerIsBetter;
   const double regression = lower_is_better ? e.change_percent : -e.change_percent;
 
   // Canary worse: larger for lower-is-better metrics, smaller for throughput.
@@ -286,22 +289,6 @@ absl::string_view MetricVerdictName(MetricVerdict verdict) {
       return "Skipped";
   }
   return "Wait";
-}
-
-Direction MetricDirection(absl::string_view metric) {
-  return metric == "throughput" ? Direction::kHigherIsBetter : Direction::kLowerIsBetter;
-}
-
-const std::vector<std::string>& KnownMetrics() {
-  static const auto* kMetrics = new std::vector<std::string>{
-      "latencyP50",    "latencyP99",    "latencyP999",   "throughput",      "errorRate",
-      "cpuPerRequest", "cpuThrottling", "runQueueDelay", "listenOverflows", "retransmits"};
-  return *kMetrics;
-}
-
-bool IsKnownMetric(absl::string_view metric) {
-  const std::vector<std::string>& known = KnownMetrics();
-  return std::find(known.begin(), known.end(), metric) != known.end();
 }
 
 int LooksPerStep(const AnalysisSpec& spec, absl::Duration step_duration) {

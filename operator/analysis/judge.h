@@ -3,12 +3,13 @@
 // Pure: no I/O, no clock of its own; the same input always gives the same decision, so an
 // operator restarted mid-step judges exactly as the last one would have.
 //
-// Per metric: a one-sided Mann-Whitney test that the canary is worse (direction per metric)
-// plus an effect-size gate (maxRegressionPercent); a zero baseline is handled; no data is
-// never a Pass. A Fail may come at any look; Pass and Inconclusive only once the step is
-// over, so a step is observed for the stepDuration the user asked for. The false-failure
-// budget 1 - confidence is split over the rollout's planned looks (Bonferroni over looks)
-// and the metrics, so a whole A/A rollout fails at most 1 - confidence of the time.
+// Per metric: a one-sided Mann-Whitney test that the canary is worse (each metric's direction
+// is in operator/rollout/profile/metric_names.h) plus an effect-size gate
+// (maxRegressionPercent); a zero baseline is handled; no data is never a Pass. A Fail may
+// come at any look; Pass and Inconclusive only once the step is over, so a step is
+// observed for the stepDuration the user asked for. The false-failure budget
+// 1 - confidence is split over the rollout's planned looks (Bonferroni over looks) and the
+// metrics, so a whole A/A rollout fails at most 1 - confidence of the time.
 // docs/analysis.md has the verdict table, the alpha spending and its cost.
 //
 //   Look look{.index = 5, .planned = PlannedLooks(spec, steps.size(), step_duration),
@@ -70,14 +71,6 @@ enum class MetricVerdict { kWait, kPass, kFail, kInconclusive, kSkipped };
 
 absl::string_view DecisionKindName(DecisionKind kind);
 absl::string_view MetricVerdictName(MetricVerdict verdict);
-
-enum class Direction { kLowerIsBetter, kHigherIsBetter };
-
-// throughput is better higher; every other metric better lower.
-Direction MetricDirection(absl::string_view metric);
-// The metric names the CRD accepts.
-const std::vector<std::string>& KnownMetrics();
-bool IsKnownMetric(absl::string_view metric);
 
 // Decision reasons (CamelCase, for status.lastDecision and Events).
 inline constexpr char kReasonMetricsPassed[] = "MetricsPassed";

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
+#include "operator/rollout/profile/metric_names.h"
 #include "operator/rollout/profile/spec.h"
 
 namespace booster::analysis {
@@ -30,9 +31,9 @@ absl::Status ParseArm(const Json& arm, absl::string_view field, absl::Duration i
   const absl::Time start = absl::UnixEpoch();
   for (auto it = arm.begin(); it != arm.end(); ++it) {
     const std::string path = absl::StrCat(field, ".", it.key());
-    if (!IsKnownMetric(it.key())) {
+    if (!rollout::IsKnownMetric(it.key())) {
       return Invalid(path, absl::StrCat("is not a metric; expected one of ",
-                                        absl::StrJoin(KnownMetrics(), ", ")));
+                                        absl::StrJoin(rollout::kMetricNames, ", ")));
     }
     if (!it.value().is_array()) {
       return Invalid(path, absl::StrCat("must be a list of numbers (one per window), got ",

@@ -1,7 +1,5 @@
 #include "operator/feedback/types.h"
 
-#include <algorithm>
-
 namespace booster::feedback {
 
 absl::string_view ArmName(Arm arm) {
@@ -18,14 +16,6 @@ std::optional<Arm> ParseArm(absl::string_view name) {
   if (name == "baseline") return Arm::kBaseline;
   if (name == "canary") return Arm::kCanary;
   return std::nullopt;
-}
-
-bool IsKnownMetric(absl::string_view name) { return MetricIndex(name).has_value(); }
-
-std::optional<int> MetricIndex(absl::string_view name) {
-  auto it = std::find(kMetricNames.begin(), kMetricNames.end(), name);
-  if (it == kMetricNames.end()) return std::nullopt;
-  return static_cast<int>(it - kMetricNames.begin());
 }
 
 absl::string_view KnobOutcomeName(KnobOutcome outcome) {

@@ -18,6 +18,7 @@
 
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "operator/rollout/profile/metric_names.h"
 
 namespace booster::feedback {
 
@@ -35,14 +36,13 @@ absl::string_view ArmName(Arm arm);
 // The arm named exactly `name`; nullopt for anything else ("promoted", "", "Canary").
 std::optional<Arm> ParseArm(absl::string_view name);
 
-// The metric names agents report, the same as the BoosterProfile CRD's analysis metrics.
-inline constexpr std::array<absl::string_view, 10> kMetricNames = {
-    "latencyP50",    "latencyP99",    "latencyP999",   "throughput",      "errorRate",
-    "cpuPerRequest", "cpuThrottling", "runQueueDelay", "listenOverflows", "retransmits"};
-inline constexpr int kMetricCount = static_cast<int>(kMetricNames.size());
-bool IsKnownMetric(absl::string_view name);
-// The position of `name` in kMetricNames, or nullopt.
-std::optional<int> MetricIndex(absl::string_view name);
+// The metric names agents report are the BoosterProfile CRD's analysis metrics, from the
+// one table of them (operator/rollout/profile/metric_names.h); a window's metrics are
+// indexed by MetricIndex.
+using rollout::IsKnownMetric;
+using rollout::kMetricCount;
+using rollout::kMetricNames;
+using rollout::MetricIndex;
 
 // Who an accepted agent is. Every field comes from the TokenReview and the live pod
 // object, never from what the agent sends.

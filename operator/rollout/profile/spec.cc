@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "operator/rollout/profile/json_fields.h"
+#include "operator/rollout/profile/metric_names.h"
 #include "operator/rollout/profile/names.h"
 #include "operator/rollout/profile/spec_fields.h"
 #include "operator/rollout/profile/status_codec.h"
@@ -195,11 +196,7 @@ void ParseAnalysis(const Json& j, AnalysisSpec& out, absl::Duration step_duratio
           continue;
         }
         MetricSpec metric;
-        std::optional<size_t> name = GetEnum(
-            e, "name", ep,
-            {"latencyP50", "latencyP99", "latencyP999", "throughput", "errorRate", "cpuPerRequest",
-             "cpuThrottling", "runQueueDelay", "listenOverflows", "retransmits"},
-            errors);
+        std::optional<size_t> name = GetEnum(e, "name", ep, kMetricNames, errors);
         if (!name) {
           if (Field(e, "name") == nullptr) errors.Add(FieldPath(ep, "name"), "is required");
           continue;

@@ -3,7 +3,7 @@
 // express (the sysctl allowlist, durations, knobs that depend on each other). Errors carry
 // the field path and what to do about it, because they end up verbatim in the InvalidSpec
 // condition. Includes only types.h and Abseil; spec.cc also uses the other files of this
-// folder (names, tuning, status codec, readers).
+// folder (names, metric names, tuning, status codec, readers).
 //
 //   absl::StatusOr<Profile> p = ParseProfile(object_json);
 //   if (!p->spec.ok()) SetInvalidSpec(p->spec.status().message());
