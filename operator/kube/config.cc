@@ -82,12 +82,22 @@ absl::StatusOr<Config> ParseKubeconfigOrThrow(absl::string_view yaml, absl::stri
   }
   const YAML::Node cluster = *cluster_entry;
   Config c;
-  c.server = std::string(absl::StripSuffix(Str(cluster, "server"), "/"));
-  if (c.server.empty()) return absl::InvalidArgumentError("kubeconfig: cluster has no server");
-  if (!absl::StartsWith(c.server, "https://")) {
+  const std::string server = Str(cluster, "server");
+  if (server.empty()) return absl::InvalidArgumentError("kubeconfig: cluster has no server");
+  if (!absl::StartsWith(server, "https://")) {
     return absl::InvalidArgumentError(
-        absl::StrCat("kubeconfig: server \"", c.server, "\" is not https; TLS is required"));
+        absl::StrCat("kubeconfig: server \"", server, "\" is not https; TLS is required"));
   }
+  // Request paths are appended to the server: every trailing slash goes ("https://h:6443//"
+  // would otherwise send "//api/...").
+  absl::string_view base = server;
+  while (absl::ConsumeSuffix(&base, "/")) {
+  }
+  if (base.size() <= absl::string_view("https://").size()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("kubeconfig: server \"", server, "\" has no host"));
+  }
+  c.server = std::string(base);
   if (Str(cluster, "insecure-skip-tls-verify") == "true") {
     return absl::InvalidArgumentError(
         "kubeconfig: insecure-skip-tls-verify is set; this client always verifies TLS");

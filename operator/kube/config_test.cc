@@ -91,6 +91,19 @@ TEST_F(ConfigTest, ExplicitContextAndTrailingSlash) {
   EXPECT_EQ(c->default_namespace, "default");
 }
 
+// Found by kubeconfig_fuzzer: "https://127.0.0.1:1644//" kept one slash.
+TEST_F(ConfigTest, EveryTrailingSlashGoesAndAServerWithoutAHostIsAnError) {
+  absl::StatusOr<Config> c =
+      ParseKubeconfig(Kubeconfig("", "    token: t", "https://127.0.0.1:1644//"), dir_);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->server, "https://127.0.0.1:1644");
+  for (const char* no_host : {"https://", "https:///", "https:////"}) {
+    c = ParseKubeconfig(Kubeconfig("", "    token: t", no_host), dir_);
+    EXPECT_TRUE(absl::IsInvalidArgument(c.status())) << no_host;
+    EXPECT_NE(c.status().message().find("has no host"), std::string::npos) << c.status();
+  }
+}
+
 TEST_F(ConfigTest, InsecureAndPlainHttpAreRejected) {
   absl::StatusOr<Config> c =
       ParseKubeconfig(Kubeconfig("    insecure-skip-tls-verify: true", "    token: t"), dir_);
