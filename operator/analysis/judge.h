@@ -19,6 +19,7 @@
 #ifndef BOOSTER_OPERATOR_ANALYSIS_JUDGE_H_
 #define BOOSTER_OPERATOR_ANALYSIS_JUDGE_H_
 
+#include <cstdint>
 #include <limits>
 #include <map>
 #include <optional>
@@ -38,6 +39,10 @@ struct Window {
   double value = 0;
   std::string pod;
   absl::Time pod_start = absl::InfinitePast();  // InfinitePast: unknown, the pod counts as warm
+  // Requests behind the value (the agent's samples): what a rate metric's events are per.
+  // 0 = unknown; the window's length stands in for it then.
+  int64_t requests = 0;
+  std::string node;  // the node the pod ran on; empty when unknown
 };
 
 // Windows by metric name ("latencyP99", ...).

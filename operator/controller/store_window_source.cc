@@ -18,7 +18,8 @@ analysis::ArmWindows ToJudgeWindows(const feedback::StepWindows& step) {
                                       .end = p.end,
                                       .value = p.value,
                                       .pod = p.pod,
-                                      .pod_start = p.pod_created});
+                                      .pod_start = p.pod_created,
+                                      .requests = p.samples});
       }
     }
   }
