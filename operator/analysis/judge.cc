@@ -9,7 +9,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "operator/analysis/distributions.h"
 #include "operator/analysis/mann_whitney.h"
+#include "operator/analysis/paired.h"
 #include "operator/rollout/profile/metric_names.h"
 
 namespace booster::analysis {
@@ -109,9 +111,10 @@ std::string Percent(double change) {
 
 struct Alphas {
   double look = 0;         // this look's share of 1 - confidence
-  double location = 0;     // per metric, canary worse
+  double location = 0;     // per metric, canary worse over the step
+  double onset = 0;        // per metric and CUSUM reference, canary worse lately
   double spread = 0;       // per metric, spread blow-up (step ends)
-  double improvement = 0;  // canary better (minImprovementPercent, step ends)
+  double pass = 0;         // shown no worse, and the improvement required (step ends)
 };
 
 Alphas SpendAlpha(const AnalysisSpec& spec, const Look& look) {
@@ -120,11 +123,79 @@ Alphas SpendAlpha(const AnalysisSpec& spec, const Look& look) {
   Alphas a;
   a.look = total / static_cast<double>(std::max(1, look.planned));
   a.location = a.look * kLocationShare / metrics;
-  a.spread = a.look * (1 - kLocationShare) / metrics;
-  // Promotion needs every such metric to show its improvement (an intersection-union test:
-  // no split over metrics), at one of the step's step-end looks.
-  a.improvement = total / static_cast<double>(std::max(1, look.step_ends));
+  a.onset = a.look * kOnsetShare / metrics / static_cast<double>(std::size(kOnsetReferences));
+  a.spread = a.look * kSpreadShare / metrics;
+  // A Pass needs every required metric shown within its margin (an intersection-union
+  // test: no split over metrics), at one of the step's step-end looks.
+  a.pass = total / static_cast<double>(std::max(1, look.step_ends));
   return a;
+}
+
+// Windows from fewer intervals both arms cover than this give no variance to test with.
+constexpr int kMinIntervals = 3;
+
+// A value on the contrasts' scale as a regression in percent, positive = worse.
+double Oriented(Scale scale, bool lower_is_better, double on_scale) {
+  const double change = ChangePercent(scale, lower_is_better, on_scale);
+  return lower_is_better ? change : -change;
+}
+
+// Counts: events per request (or per pod-second) summed over each arm, compared by the
+// conditional binomial test; zeros are events too, of which there were none.
+MetricEvidence JudgeRate(const MetricSpec& metric, const std::vector<const Window*>& b,
+                         const std::vector<const Window*>& c, const Look& look,
+                         const Alphas& alpha, MetricEvidence e) {
+  e.method = "rate";
+  e.change_of_means = true;
+  const RateFigures r = TestRates(metric.name, b, c, alpha.pass);
+  e.baseline_events = r.baseline_events;
+  e.canary_events = r.canary_events;
+  e.baseline_exposure = r.baseline_exposure;
+  e.canary_exposure = r.canary_exposure;
+  e.p_value = r.p_value;
+  e.change_percent = std::isinf(r.ratio) ? kInf : 100 * (r.ratio - 1);
+  e.upper_bound_percent = std::isinf(r.ratio_upper) ? kInf : 100 * (r.ratio_upper - 1);
+  const char* per = r.per_request ? " requests" : " pod-seconds";
+  const std::string figures =
+      absl::StrCat(r.canary_events, " events in ", Num(r.canary_exposure), per, " vs ",
+                   r.baseline_events, " in ", Num(r.baseline_exposure), ", p=", Num(e.p_value));
+  if (e.p_value <= alpha.location && e.change_percent > metric.max_regression_percent) {
+    e.verdict = MetricVerdict::kFail;
+    e.note = absl::StrCat(metric.name, " is worse (", Percent(e.change_percent), ", ", figures,
+                          " <= ", Num(alpha.location), "), beyond the ",
+                          Num(metric.max_regression_percent), "% allowed");
+    return e;
+  }
+  if (!look.step_over) {
+    e.verdict = MetricVerdict::kWait;
+    e.note = absl::StrCat(metric.name, " ", Percent(e.change_percent), " (", figures, ")");
+    return e;
+  }
+  if (!(e.upper_bound_percent <= metric.max_regression_percent)) {
+    e.verdict = MetricVerdict::kInconclusive;
+    e.note = absl::StrCat(metric.name, " not shown within ", Num(metric.max_regression_percent),
+                          "% (", Percent(e.change_percent), ", at worst ",
+                          Percent(e.upper_bound_percent), " at ", Num(1 - alpha.pass),
+                          " confidence, ", figures, ")");
+    return e;
+  }
+  if (metric.min_improvement_percent.has_value() &&
+      !(e.upper_bound_percent <= -*metric.min_improvement_percent)) {
+    // Shown better by the amount asked: the rate ratio's upper bound that far below 1.
+    e.verdict = MetricVerdict::kInconclusive;
+    e.note = absl::StrCat(metric.name, " did not show the ", Num(*metric.min_improvement_percent),
+                          "% improvement required (", Percent(e.change_percent), ", at worst ",
+                          Percent(e.upper_bound_percent), " at ", Num(1 - alpha.pass),
+                          " confidence)");
+    return e;
+  }
+  e.verdict = MetricVerdict::kPass;
+  e.note = r.baseline_events + r.canary_events == 0
+               ? absl::StrCat(metric.name, " none in either arm (", Num(r.canary_exposure), per,
+                              " vs ", Num(r.baseline_exposure), ")")
+               : absl::StrCat(metric.name, " ", Percent(e.change_percent), ", at worst ",
+                              Percent(e.upper_bound_percent), " (", figures, ")");
+  return e;
 }
 
 // Why windows went missing, for the note of a metric short of them.
@@ -179,37 +250,71 @@ MetricEvidence JudgeMetric(const AnalysisSpec& spec, const MetricSpec& metric,
     return e;
   }
 
-  // The change of the centres. Sparse counts (errors, overflows) have a zero median most of
-  // the time; their means still move, so they carry the change then.
-  double base = e.baseline.median;
-  double canary = e.canary.median;
-  if (base == 0) {
-    base = e.baseline.mean;
-    canary = e.canary.mean;
-    e.change_of_means = true;
-  }
-  if (base != 0) {
-    e.change_percent = 100 * (canary - base) / std::fabs(base);
-  } else {
-    e.change_percent = canary == 0 ? 0 : (canary > 0 ? kInf : -kInf);
-  }
-  // The direction of each metric is in the one table of them (metric_names.h).
   const bool lower_is_better =
       rollout::MetricDirection(metric.name) == rollout::Direction::kLowerIsBetter;
-  const double regression = lower_is_better ? e.change_percent : -e.change_percent;
-
-  // Canary worse: larger for lower-is-better metrics, smaller for throughput.
-  e.p_value =
-      lower_is_better ? MannWhitneyGreater(cv, bv).p_value : MannWhitneyGreater(bv, cv).p_value;
   e.alpha = alpha.location;
-  const std::string figures = absl::StrCat(e.change_of_means ? "mean " : "median ", Num(canary),
-                                           " vs ", Num(base), ", p=", Num(e.p_value));
-  if (e.p_value <= alpha.location && regression > metric.max_regression_percent) {
+  e.pass_alpha = alpha.pass;
+  if (IsRateMetric(metric.name, b, c)) return JudgeRate(metric, b, c, look, alpha, e);
+
+  e.method = "paired";
+  const PairedFigures f =
+      PairUp(b, c, lower_is_better, spec.interval, options.pod_sd_floor);
+  e.baseline_pods = f.baseline_pods;
+  e.canary_pods = f.canary_pods;
+  e.intervals = static_cast<int>(f.contrasts.size());
+  if (e.intervals < kMinIntervals) {
+    e.note = absl::StrCat(metric.name, " has windows in ", e.intervals,
+                          " interval(s) both arms cover, of the ", kMinIntervals, " needed");
+    e.verdict = !look.step_over ? MetricVerdict::kWait
+                : metric.required ? MetricVerdict::kInconclusive
+                                  : MetricVerdict::kSkipped;
+    return e;
+  }
+  e.change_of_means = true;
+  e.pod_sd_percent = 100 * (f.scale == Scale::kLog ? std::expm1(f.pod_sd) : f.pod_sd);
+  const LevelTest level = TestLevel(f, alpha.pass);
+  e.change_percent = ChangePercent(f.scale, lower_is_better, level.estimate);
+  e.p_value = level.p_value;
+  const double margin = MarginOnScale(f.scale, lower_is_better, metric.max_regression_percent);
+  e.upper_bound_percent = Oriented(f.scale, lower_is_better, level.upper);
+  const std::string figures =
+      absl::StrCat("mean ", Num(f.canary_mean), " vs ", Num(f.baseline_mean), " over ",
+                   e.intervals, " paired intervals, ", f.baseline_pods, "+", f.canary_pods,
+                   " pods, p=", Num(e.p_value));
+  if (e.p_value <= alpha.location && level.estimate > margin) {
     e.verdict = MetricVerdict::kFail;
     e.note = absl::StrCat(metric.name, " is worse (", Percent(e.change_percent), ", ", figures,
                           " <= ", Num(alpha.location), "), beyond the ",
                           Num(metric.max_regression_percent), "% allowed");
     return e;
+  }
+  const OnsetTest onset = ScanOnset(f);
+  e.onset_alpha = alpha.onset;
+  if (onset.tested) {
+    e.onset_p_value = onset.p_value;
+    e.onset_intervals = onset.recent;
+    e.onset_since = onset.since;
+    // An alarm needs the excursion beyond the margin by kOnsetGate standard errors of its
+    // own mean too: autocorrelated windows wander, and a wander past the margin is not a
+    // regression shown. The excursion's mean is as uncertain as a mean of that many of the
+    // step's intervals (their long-run variance, as the level test measured it), plus what
+    // the pods may differ by.
+    const double pod_var = PodVariance(f);
+    const double time_var = std::max(0.0, level.se * level.se - pod_var) * e.intervals;
+    const double recent_se = std::sqrt(time_var / std::max(1, onset.recent) + pod_var);
+    if (onset.p_value <= alpha.onset && onset.recent > 0 &&
+        onset.recent_level - kOnsetGate * recent_se > margin) {
+      e.verdict = MetricVerdict::kFail;
+      e.note = absl::StrCat(
+          metric.name, " got worse since ", absl::FormatTime("%H:%M:%SZ", onset.since, absl::UTCTimeZone()),
+          " (", onset.recent, " intervals ",
+          Percent(ChangePercent(f.scale, lower_is_better, onset.recent_level)),
+          ", the step's earlier ones ",
+          Percent(ChangePercent(f.scale, lower_is_better, onset.recent_level - onset.shift)),
+          ", p=", Num(onset.p_value), " <= ", Num(alpha.onset), "), beyond the ",
+          Num(metric.max_regression_percent), "% allowed");
+      return e;
+    }
   }
   if (!look.step_over) {
     e.verdict = MetricVerdict::kWait;
@@ -232,21 +337,32 @@ MetricEvidence JudgeMetric(const AnalysisSpec& spec, const MetricSpec& metric,
   }
 
   if (metric.min_improvement_percent.has_value()) {
-    e.improvement_p_value =
-        lower_is_better ? MannWhitneyGreater(bv, cv).p_value : MannWhitneyGreater(cv, bv).p_value;
-    const double improvement = -regression;
-    if (e.improvement_p_value > alpha.improvement ||
-        !(improvement >= *metric.min_improvement_percent)) {
+    // Shown better by the amount asked: the regression's upper bound at most -improvement.
+    const double needed = MarginOnScale(f.scale, lower_is_better, -*metric.min_improvement_percent);
+    e.improvement_p_value = level.se > 0
+                                ? StudentTUpper((needed - level.estimate) / level.se, level.df)
+                                : (level.estimate < needed ? 0 : 1);
+    if (!(level.upper <= needed) || f.scale == Scale::kAbsolute) {
       e.verdict = MetricVerdict::kInconclusive;
-      e.note =
-          absl::StrCat(metric.name, " did not show the ", Num(*metric.min_improvement_percent),
-                       "% improvement required (", Percent(e.change_percent),
-                       ", p=", Num(e.improvement_p_value), " vs ", Num(alpha.improvement), ")");
+      e.note = absl::StrCat(metric.name, " did not show the ", Num(*metric.min_improvement_percent),
+                            "% improvement required (", Percent(e.change_percent),
+                            ", at worst ", Percent(e.upper_bound_percent), " at ",
+                            Num(1 - alpha.pass), " confidence)");
       return e;
     }
   }
+  // Shown no worse: the regression's upper confidence bound within the margin.
+  if (!(level.upper <= margin)) {
+    e.verdict = MetricVerdict::kInconclusive;
+    e.note = absl::StrCat(metric.name, " not shown within ", Num(metric.max_regression_percent),
+                          "% (", Percent(e.change_percent), ", at worst ",
+                          Percent(e.upper_bound_percent), " at ", Num(1 - alpha.pass),
+                          " confidence, ", figures, ")");
+    return e;
+  }
   e.verdict = MetricVerdict::kPass;
-  e.note = absl::StrCat(metric.name, " ", Percent(e.change_percent), " (p=", Num(e.p_value), ")");
+  e.note = absl::StrCat(metric.name, " ", Percent(e.change_percent), ", at worst ",
+                        Percent(e.upper_bound_percent), " (", figures, ")");
   return e;
 }
 

@@ -69,6 +69,11 @@ struct JudgeOptions {
   // The spread check: a canary whose MAD exceeds this many times the baseline's
   // (significantly) is contradictory evidence when its median did not fail.
   double spread_ratio = 2.0;
+  // The least standard deviation between pods of one arm the judge assumes, as a fraction
+  // of the baseline (0.02: 2%), when the arms' own pods do not show a larger one: one pod
+  // per arm cannot tell a pod's quirk from the tuning's effect, so this much difference is
+  // never evidence on its own.
+  double pod_sd_floor = 0.02;
 };
 
 enum class DecisionKind { kWait, kPass, kFail, kInconclusive };
@@ -109,6 +114,27 @@ struct MetricEvidence {
   double improvement_p_value = kNaN;  // one-sided: canary better (minImprovementPercent)
   double spread_ratio = kNaN;         // canary MAD / baseline MAD
   double spread_p_value = kNaN;
+  // How the arms were compared: "paired" (intervals paired in time, pods as units) or
+  // "rate" (events per exposure summed over the step).
+  std::string method;
+  int intervals = 0;  // paired intervals (paired), 0 for rates
+  int baseline_pods = 0;
+  int canary_pods = 0;
+  double pod_sd_percent = kNaN;  // the between-pod SD the standard error allowed for
+  // The upper confidence bound of the regression in percent, direction adjusted (positive
+  // = worse), at 1 - pass_alpha: a Pass needs it within maxRegressionPercent.
+  double upper_bound_percent = kNaN;
+  double pass_alpha = kNaN;
+  // The onset scan: the latest intervals against the step's earlier ones.
+  double onset_p_value = kNaN;
+  double onset_alpha = kNaN;  // per scanned length
+  int onset_intervals = 0;    // recent intervals of the smallest p-value
+  absl::Time onset_since = absl::InfinitePast();
+  // Rates: events and exposure (requests, or pod-seconds) per arm.
+  int64_t baseline_events = 0;
+  int64_t canary_events = 0;
+  double baseline_exposure = 0;
+  double canary_exposure = 0;
   std::string note;  // why this verdict, a phrase for the message
 };
 
@@ -128,9 +154,12 @@ int LooksPerStep(const rollout::AnalysisSpec& spec, absl::Duration step_duration
 // Looks a whole rollout can take: steps * LooksPerStep.
 int PlannedLooks(const rollout::AnalysisSpec& spec, int steps, absl::Duration step_duration);
 
-// Share of the false-failure budget the location test (canary worse) of each metric gets at
-// every look; the remainder goes to the spread check at step ends.
-inline constexpr double kLocationShare = 0.75;
+// Shares of each look's false-failure budget, split again over the metrics: the level test
+// (the canary worse over the step), the onset scan (worse since lately) and, at step ends,
+// the spread check.
+inline constexpr double kLocationShare = 0.5;
+inline constexpr double kOnsetShare = 0.25;
+inline constexpr double kSpreadShare = 1 - kLocationShare - kOnsetShare;
 
 }  // namespace booster::analysis
 

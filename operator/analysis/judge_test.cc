@@ -1,4 +1,5 @@
 #include "operator/analysis/judge.h"
+#include "operator/analysis/distributions.h"
 
 #include <cmath>
 #include <string>
@@ -45,6 +46,19 @@ std::vector<Window> Series(const std::vector<double>& values, int offset = 0,
   return out;
 }
 
+// The same, each window behind `requests` requests (a rate: errors per request).
+std::vector<Window> Rates(const std::vector<double>& values, int64_t requests = 1000) {
+  std::vector<Window> out = Series(values);
+  for (Window& w : out) w.requests = requests;
+  return out;
+}
+
+MetricSpec Within(std::string name, double percent) {
+  MetricSpec m = Metric(std::move(name));
+  m.max_regression_percent = percent;
+  return m;
+}
+
 std::vector<double> Scaled(const std::vector<double>& v, double factor) {
   std::vector<double> out;
   for (double x : v) out.push_back(x * factor);
@@ -59,12 +73,18 @@ const std::vector<double> kLatency = {95, 97, 98, 99, 100, 100.5, 101, 102, 103,
 // The same windows shifted by a hair: no regression.
 const std::vector<double> kLatencySame = {95.1,  97.1,  98.1,  99.1,  100.1, 100.6,
                                           101.1, 102.1, 103.1, 104.1, 96.1,  99.6};
-// Noisy windows (median ~100) and the same shifted up 10%: too noisy to tell apart.
+// Noisy windows (median ~100), and the same values in another order: interval by interval
+// the arms differ by up to 3x, so 10% either way can be neither shown nor ruled out.
 const std::vector<double> kNoisy = {50, 150, 60, 140, 70, 130, 80, 120, 90, 110, 100, 100.5};
+const std::vector<double> kNoisyShuffled = {140, 60, 100, 50, 120, 90, 150, 70, 110, 80, 130, 100.5};
+// kLatency in another order: the arms differ by a few percent either way per interval.
+const std::vector<double> kLatencyShuffled = {101, 99, 104, 95, 100.5, 97,
+                                              103, 98, 96, 102, 99.5, 100};
 const std::vector<double> kZeros(12, 0.0);
 const std::vector<double> kErrors = {0.01, 0.02, 0,    0.03, 0.01, 0.02,
                                      0.01, 0.04, 0.02, 0,    0.01, 0.03};
-const std::vector<double> kOneError = {0, 0, 0, 0, 0, 0.02, 0, 0, 0, 0, 0, 0};
+const std::vector<double> kSomeErrors = {0, 0, 0, 0, 0, 0.02, 0, 0, 0, 0, 0, 0};
+const std::vector<double> kOneError = {0, 0, 0, 0, 0, 0.001, 0, 0, 0, 0, 0, 0};
 // Same centre as kLatency, six times the spread.
 const std::vector<double> kWide = {70, 82, 88, 94, 100, 103, 106, 112, 118, 124, 76, 97};
 
@@ -87,7 +107,9 @@ ArmWindows Arms(std::string metric, const std::vector<Window>& baseline,
 }
 
 std::vector<Row> VerdictTable() {
-  const AnalysisSpec p99 = Spec({Metric("latencyP99")});
+  // p99 within 10%: with one pod per arm and twelve intervals, near-identical arms are
+  // shown within it; within 2% they are not (the pods themselves may differ that much).
+  const AnalysisSpec p99 = Spec({Within("latencyP99", 10)});
   std::vector<Row> rows;
   rows.push_back({"required metric with no windows, step not over", p99, ArmWindows(), MidStep(),
                   DecisionKind::kWait, kReasonNotEnoughWindows});
@@ -111,12 +133,18 @@ std::vector<Row> VerdictTable() {
   rows.push_back({"canary 20% worse (significant), step over", p99,
                   Arms("latencyP99", Series(kLatency), Series(Scaled(kLatency, 1.2))), StepOver(),
                   DecisionKind::kFail, kReasonAnalysisFailed});
-  rows.push_back({"canary 3% worse (significant) within maxRegressionPercent 5", p99,
+  rows.push_back({"canary 3% worse (significant) within maxRegressionPercent 10", p99,
                   Arms("latencyP99", Series(kLatency), Series(Scaled(kLatency, 1.03))), StepOver(),
                   DecisionKind::kPass, kReasonMetricsPassed});
-  rows.push_back({"canary 10% worse but not significant (noisy windows)", p99,
-                  Arms("latencyP99", Series(kNoisy), Series(Scaled(kNoisy, 1.1))), StepOver(),
-                  DecisionKind::kPass, kReasonMetricsPassed});
+  rows.push_back({"arms alike, one pod per arm, within 2%: not shown", Spec({Within("latencyP99", 2)}),
+                  Arms("latencyP99", Series(kLatency), Series(kLatencySame)), StepOver(),
+                  DecisionKind::kInconclusive, kReasonInconclusive});
+  rows.push_back({"canary 10% worse, noisy windows: neither shown worse nor within 10%", p99,
+                  Arms("latencyP99", Series(kNoisy), Series(Scaled(kNoisyShuffled, 1.1))),
+                  StepOver(), DecisionKind::kInconclusive, kReasonInconclusive});
+  rows.push_back({"the same, step not over", p99,
+                  Arms("latencyP99", Series(kNoisy), Series(Scaled(kNoisyShuffled, 1.1))),
+                  MidStep(), DecisionKind::kWait, kReasonStepInProgress});
   rows.push_back({"canary 20% better", p99,
                   Arms("latencyP99", Series(kLatency), Series(Scaled(kLatency, 0.8))), StepOver(),
                   DecisionKind::kPass, kReasonMetricsPassed});
@@ -129,13 +157,20 @@ std::vector<Row> VerdictTable() {
                   DecisionKind::kPass, kReasonMetricsPassed});
   const AnalysisSpec errors = Spec({Metric("errorRate")});
   rows.push_back({"zero errors in both arms", errors,
-                  Arms("errorRate", Series(kZeros), Series(kZeros)), StepOver(),
+                  Arms("errorRate", Rates(kZeros), Rates(kZeros)), StepOver(),
                   DecisionKind::kPass, kReasonMetricsPassed});
   rows.push_back({"errors only in the canary, in most windows", errors,
-                  Arms("errorRate", Series(kZeros), Series(kErrors)), MidStep(),
+                  Arms("errorRate", Rates(kZeros), Rates(kErrors)), MidStep(),
                   DecisionKind::kFail, kReasonAnalysisFailed});
-  rows.push_back({"errors only in the canary, in one window (not significant)", errors,
-                  Arms("errorRate", Series(kZeros), Series(kOneError)), StepOver(),
+  rows.push_back({"20 errors in 12,000 canary requests, none in the baseline's", errors,
+                  Arms("errorRate", Rates(kZeros), Rates(kSomeErrors)), MidStep(),
+                  DecisionKind::kFail, kReasonAnalysisFailed});
+  rows.push_back({"one error in 12,000 canary requests: not shown worse, nor within 0%", errors,
+                  Arms("errorRate", Rates(kZeros), Rates(kOneError)), StepOver(),
+                  DecisionKind::kInconclusive, kReasonInconclusive});
+  rows.push_back({"errors at the same rate in both arms, within 50%",
+                  Spec({Within("errorRate", 50)}),
+                  Arms("errorRate", Rates(kErrors, 100000), Rates(kErrors, 100000)), StepOver(),
                   DecisionKind::kPass, kReasonMetricsPassed});
   rows.push_back({"canary spread 6x the baseline's, median unmoved, step not over", p99,
                   Arms("latencyP99", Series(kLatency), Series(kWide)), MidStep(),
@@ -151,7 +186,7 @@ std::vector<Row> VerdictTable() {
   rows.push_back({"minImprovementPercent 10, canary no better", improve,
                   Arms("latencyP99", Series(kLatency), Series(kLatencySame)), StepOver(),
                   DecisionKind::kInconclusive, kReasonInconclusive});
-  AnalysisSpec with_optional = Spec({Metric("latencyP99"), Metric("retransmits", false)});
+  AnalysisSpec with_optional = Spec({Within("latencyP99", 10), Metric("retransmits", false)});
   rows.push_back({"optional metric with no windows, required one passes", with_optional,
                   Arms("latencyP99", Series(kLatency), Series(kLatencySame)), StepOver(),
                   DecisionKind::kPass, kReasonMetricsPassed});
@@ -198,9 +233,19 @@ TEST(JudgeTest, FailEvidenceNamesTheMetricAndItsFigures) {
   EXPECT_DOUBLE_EQ(e.baseline.median, 99.75);
   EXPECT_DOUBLE_EQ(e.canary.median, 99.75 * 1.2);
   EXPECT_NEAR(e.change_percent, 20, 1e-9);
-  EXPECT_NEAR(e.p_value, 1.0 / 2704156, 1e-15);  // complete separation, 1 / C(24, 12)
+  EXPECT_EQ(e.method, "paired");
+  EXPECT_EQ(e.intervals, 12);
+  EXPECT_EQ(e.baseline_pods, 1);
+  EXPECT_EQ(e.canary_pods, 1);
+  // Every interval 20% worse: no time noise, only the 2% floor between pods (on the log
+  // scale, over one pod per arm): t = log(1.2) / (log(1.02) * sqrt(2)) with 11 degrees.
+  EXPECT_NEAR(e.pod_sd_percent, 2, 1e-9);
+  EXPECT_NEAR(e.p_value, StudentTUpper(std::log(1.2) / (std::log(1.02) * std::sqrt(2.0)), 11),
+              1e-12);
+  EXPECT_LT(e.p_value, 1e-4);
   EXPECT_NEAR(e.alpha, 0.05 * kLocationShare, 1e-15);
   EXPECT_THAT(d.message, HasSubstr("latencyP99 is worse (+20.0%"));
+  EXPECT_THAT(d.message, HasSubstr("over 12 paired intervals, 1+1 pods"));
   EXPECT_THAT(d.message, HasSubstr("beyond the 5% allowed"));
 }
 
@@ -217,30 +262,42 @@ TEST(JudgeTest, ZeroBaselineMeasuresTheChangeOnMeans) {
   d = Judge(Spec({Metric("errorRate")}), Arms("errorRate", Series(base), Series(kErrors)),
             StepOver());
   EXPECT_TRUE(d.metrics[0].change_of_means);
-  EXPECT_NEAR(d.metrics[0].change_percent, 100 * (0.2 / 12 - 0.01 / 12) / (0.01 / 12), 1e-6);
+  // On the relative scale (the values include zeros): per interval, canary minus baseline
+  // over the baseline's mean, winsorized and averaged; the plain change of means is 1900%.
+  EXPECT_GT(d.metrics[0].change_percent, 1000);
   EXPECT_EQ(d.kind, DecisionKind::kFail);
 }
 
 TEST(JudgeTest, AlphaIsSplitOverPlannedLooksAndMetrics) {
-  // Complete separation of 6 vs 6 windows: p = 1/C(12, 6) = 0.00108.
+  // The canary 15% worse in six intervals, by a varying amount.
   const std::vector<double> base = {95, 97, 99, 100, 101, 103};
-  const ArmWindows w = Arms("latencyP99", Series(base), Series(Scaled(base, 1.3)));
+  const std::vector<double> canary = {112, 109, 118, 113, 119, 116};
+  const ArmWindows w = Arms("latencyP99", Series(base), Series(canary));
   const AnalysisSpec one = Spec({Metric("latencyP99")}, 6);
-  // One look: alpha 0.0375 for the location test, the regression fails.
-  EXPECT_EQ(Judge(one, w, Look{1, 1, false, 1}).kind, DecisionKind::kFail);
-  // 100 planned looks: alpha 0.000375 < 0.00108, the same windows cannot fail.
-  Decision d = Judge(one, w, Look{7, 100, true, 1});
-  EXPECT_EQ(d.kind, DecisionKind::kPass);
-  EXPECT_NEAR(d.alpha_look, 0.05 / 100, 1e-15);
-  EXPECT_NEAR(d.metrics[0].alpha, 0.05 / 100 * kLocationShare, 1e-15);
-  // Four metrics share one look's budget.
+  Decision d = Judge(one, w, Look{1, 1, false, 1});
+  const double p = d.metrics[0].p_value;
+  ASSERT_GT(p, 1e-6);
+  ASSERT_LT(p, 0.025);
+  // One look: alpha 0.025 for the level test, the regression fails.
+  EXPECT_EQ(d.kind, DecisionKind::kFail);
+  // As many planned looks as put the level test's alpha below p: the same windows cannot.
+  const int many = static_cast<int>(std::ceil(0.05 * kLocationShare / p)) + 1;
+  d = Judge(one, w, Look{7, many, false, 1});
+  EXPECT_EQ(d.kind, DecisionKind::kWait) << d.message;
+  EXPECT_NEAR(d.alpha_look, 0.05 / many, 1e-15);
+  EXPECT_NEAR(d.metrics[0].alpha, 0.05 / many * kLocationShare, 1e-15);
+  // The onset's share, split over its two CUSUMs (kOnsetReferences).
+  EXPECT_NEAR(d.metrics[0].onset_alpha, 0.05 / many * kOnsetShare / 2, 1e-15);
+  // Four metrics share one look's budget: a quarter of it each.
   AnalysisSpec four = Spec({Metric("latencyP99"), Metric("latencyP50", false),
                             Metric("cpuPerRequest", false), Metric("runQueueDelay", false)},
                            6);
-  d = Judge(four, w, Look{1, 40, false, 1});
-  EXPECT_NEAR(d.metrics[0].alpha, 0.05 / 40 * kLocationShare / 4, 1e-15);
-  EXPECT_EQ(d.kind, DecisionKind::kWait);  // 0.00108 > 0.000234: not yet a Fail
-  EXPECT_EQ(Judge(four, w, Look{1, 8, false, 1}).kind, DecisionKind::kFail);  // 0.00117
+  const int fewer = static_cast<int>(std::floor(0.05 * kLocationShare / p));
+  d = Judge(four, w, Look{1, fewer, false, 1});
+  EXPECT_NEAR(d.metrics[0].alpha, 0.05 / fewer * kLocationShare / 4, 1e-15);
+  EXPECT_EQ(d.kind, DecisionKind::kWait);
+  EXPECT_EQ(Judge(four, w, Look{1, std::max(1, fewer / 4 - 1), false, 1}).kind,
+            DecisionKind::kFail);
 }
 
 TEST(JudgeTest, LooksPerStepAndPlannedLooks) {
@@ -315,16 +372,17 @@ TEST(JudgeTest, NonFiniteValuesAndBackwardWindowsAreDropped) {
 }
 
 TEST(JudgeTest, AnOutlierWindowDoesNotFailTheCanary) {
-  // One 50x window in the canary: a mean-based judge would fail it, ranks do not.
-  std::vector<double> canary = kLatencySame;
+  // One 50x window in the canary: a plain mean would fail it; contrasts beyond 3 robust SDs
+  // of their median are pulled in to that bound, so it counts as one bad interval.
+  std::vector<double> canary = kLatencyShuffled;
   canary[4] = 5000;
-  Decision d = Judge(Spec({Metric("latencyP99")}),
+  Decision d = Judge(Spec({Within("latencyP99", 10)}),
                      Arms("latencyP99", Series(kLatency), Series(canary)), StepOver());
   EXPECT_EQ(d.kind, DecisionKind::kPass) << d.message;
 }
 
 TEST(JudgeTest, SpreadCheckIgnoresANarrowerCanary) {
-  Decision d = Judge(Spec({Metric("latencyP99")}),
+  Decision d = Judge(Spec({Within("latencyP99", 25)}),
                      Arms("latencyP99", Series(kWide), Series(kLatency)), StepOver());
   EXPECT_EQ(d.kind, DecisionKind::kPass) << d.message;
   EXPECT_LT(d.metrics[0].spread_ratio, 1);
@@ -335,8 +393,8 @@ TEST(JudgeTest, SpreadEvidenceIsReported) {
                      Arms("latencyP99", Series(kLatency), Series(kWide)), StepOver());
   ASSERT_EQ(d.kind, DecisionKind::kInconclusive);
   EXPECT_GT(d.metrics[0].spread_ratio, 2);
-  EXPECT_LT(d.metrics[0].spread_p_value, 0.05 * (1 - kLocationShare));
-  EXPECT_GT(d.metrics[0].p_value, 0.0375);  // the centre did not move
+  EXPECT_LT(d.metrics[0].spread_p_value, 0.05 * kSpreadShare);
+  EXPECT_GT(d.metrics[0].p_value, 0.05 * kLocationShare);  // the centre did not move
   EXPECT_THAT(d.message, HasSubstr("latencyP99 spread"));
 }
 

@@ -1,0 +1,394 @@
+#include "operator/analysis/paired.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <utility>
+
+#include "operator/analysis/distributions.h"
+
+namespace booster::analysis {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+absl::Time Midpoint(const Window& w) { return w.start + (w.end - w.start) / 2; }
+
+double Mean(const std::vector<double>& v, size_t from = 0, size_t to = SIZE_MAX) {
+  to = std::min(to, v.size());
+  if (from >= to) return kNaN;
+  double sum = 0;
+  for (size_t i = from; i < to; ++i) sum += v[i];
+  return sum / static_cast<double>(to - from);
+}
+
+double MedianOf(std::vector<double> v) {
+  if (v.empty()) return kNaN;
+  std::sort(v.begin(), v.end());
+  const size_t mid = v.size() / 2;
+  return v.size() % 2 == 1 ? v[mid] : v[mid - 1] + (v[mid] - v[mid - 1]) / 2;
+}
+
+// Running sums of a series, enough for its mean, variance and lag-1 autocovariance.
+struct Moments {
+  double n = 0, sum = 0, squares = 0, lagged = 0, first = 0, last = 0;
+  void Add(double x) {
+    if (n == 0) first = x;
+    if (n > 0) lagged += x * last;
+    ++n;
+    sum += x;
+    squares += x * x;
+    last = x;
+  }
+  double Mean() const { return sum / n; }
+  // The long-run variance under an AR(1) model: the variance times (1 + rho) / (1 - rho),
+  // with rho the lag-1 autocorrelation corrected for its small-sample bias (Kendall:
+  // + (1 + 3 rho) / n) and held to [0, 0.9]; negative autocorrelation is not trusted to
+  // narrow it. NaN below two values.
+  double LongRunVariance() const {
+    if (n < 2) return kNaN;
+    const double var = Variance();
+    return var * (1 + Rho()) / (1 - Rho());
+  }
+  double Variance() const {
+    const double m = Mean();
+    return std::max(0.0, (squares - n * m * m) / (n - 1));
+  }
+  double Rho() const {
+    if (n < 3) return 0;
+    const double m = Mean();
+    const double g0 = (squares - n * m * m) / n;
+    if (!(g0 > 0)) return 0;
+    const double g1 = (lagged - m * ((sum - first) + (sum - last)) + (n - 1) * m * m) / n;
+    return std::clamp(g1 / g0 + (1 + 3 * (g1 / g0)) / n, 0.0, 0.9);
+  }
+  // The variance of the reference's own AR(1) innovations (x_i - m) - rho (x_{i-1} - m),
+  // measured rather than taken as var (1 - rho^2), which is wrong whenever rho is.
+  double InnovationVariance(double rho) const {
+    if (n < 3) return kNaN;
+    const double m = Mean();
+    const double a = (squares - first * first) - 2 * m * (sum - first) + (n - 1) * m * m;
+    const double b = (squares - last * last) - 2 * m * (sum - last) + (n - 1) * m * m;
+    const double c = lagged - m * ((sum - first) + (sum - last)) + (n - 1) * m * m;
+    return std::max(0.0, (a + rho * rho * b - 2 * rho * c) / (n - 2));
+  }
+  // Values that carry as much information as n autocorrelated ones: n (1 - rho) / (1 + rho).
+  double Effective() const { return n * (1 - Rho()) / (1 + Rho()); }
+};
+
+// Siegmund's approximation of a one-sided CUSUM's in-control run length with reference k
+// and threshold h, for unit-variance increments: the per-look hazard of a false alarm is
+// about its inverse.
+double CusumHazard(double k, double h) {
+  const double b = 2 * k * (h + 1.166);
+  const double arl = (std::exp(b) - b - 1) / (2 * k * k);
+  return arl > 1 ? 1 / arl : 1;
+}
+
+// Per arm: interval index -> pod -> (sum, windows) of the transformed values.
+using PodSums = std::map<int64_t, std::map<std::string, std::pair<double, int>>>;
+
+PodSums Bucket(const std::vector<const Window*>& arm, absl::Time origin,
+               absl::Duration interval, bool log) {
+  PodSums out;
+  for (const Window* w : arm) {
+    absl::Duration rest;
+    const int64_t k = absl::IDivDuration(Midpoint(*w) - origin, interval, &rest);
+    auto& [sum, n] = out[k][w->pod];
+    sum += log ? std::log(w->value) : w->value;
+    ++n;
+  }
+  return out;
+}
+
+// The mean over pods of each pod's mean, per interval.
+std::map<int64_t, double> ArmMeans(const PodSums& sums) {
+  std::map<int64_t, double> out;
+  for (const auto& [k, pods] : sums) {
+    double total = 0;
+    for (const auto& [pod, s] : pods) total += s.first / s.second;
+    out[k] = total / static_cast<double>(pods.size());
+  }
+  return out;
+}
+
+// Each pod's mean deviation from its arm over the paired intervals; the pooled variance of
+// those over the arms that have two pods or more. Returns (sum of squares, degrees).
+std::pair<double, int> PodDeviations(const PodSums& sums, const std::map<int64_t, double>& arm,
+                                     const std::vector<int64_t>& paired) {
+  std::map<std::string, std::pair<double, int>> per_pod;
+  for (int64_t k : paired) {
+    auto it = sums.find(k);
+    if (it == sums.end()) continue;
+    for (const auto& [pod, s] : it->second) {
+      auto& [dev, n] = per_pod[pod];
+      dev += s.first / s.second - arm.at(k);
+      ++n;
+    }
+  }
+  if (per_pod.size() < 2) return {0, 0};
+  double ss = 0;
+  for (const auto& [pod, d] : per_pod) ss += (d.first / d.second) * (d.first / d.second);
+  return {ss, static_cast<int>(per_pod.size()) - 1};
+}
+
+int CountPods(const std::vector<const Window*>& arm) {
+  std::vector<std::string> pods;
+  for (const Window* w : arm) pods.push_back(w->pod);
+  std::sort(pods.begin(), pods.end());
+  return static_cast<int>(std::unique(pods.begin(), pods.end()) - pods.begin());
+}
+
+}  // namespace
+
+PairedFigures PairUp(const std::vector<const Window*>& baseline,
+                     const std::vector<const Window*>& canary, bool worse_is_higher,
+                     absl::Duration interval, double pod_sd_floor) {
+  PairedFigures f;
+  f.baseline_pods = CountPods(baseline);
+  f.canary_pods = CountPods(canary);
+  if (baseline.empty() || canary.empty() || interval <= absl::ZeroDuration()) return f;
+  absl::Time origin = absl::InfiniteFuture();
+  bool positive = true;
+  for (const auto* arm : {&baseline, &canary}) {
+    for (const Window* w : *arm) {
+      origin = std::min(origin, w->start);
+      positive = positive && w->value > 0;
+    }
+  }
+  const bool log = positive;
+  const PodSums b = Bucket(baseline, origin, interval, log);
+  const PodSums c = Bucket(canary, origin, interval, log);
+  const std::map<int64_t, double> bm = ArmMeans(b);
+  const std::map<int64_t, double> cm = ArmMeans(c);
+  std::vector<int64_t> paired;
+  std::vector<double> raw;  // canary - baseline per interval, transformed, not oriented
+  double bsum = 0;
+  double csum = 0;
+  for (const auto& [k, bv] : bm) {
+    auto it = cm.find(k);
+    if (it == cm.end()) continue;
+    paired.push_back(k);
+    raw.push_back(it->second - bv);
+    bsum += log ? std::exp(bv) : bv;
+    csum += log ? std::exp(it->second) : it->second;
+    f.starts.push_back(origin + interval * k);
+  }
+  if (paired.empty()) return f;
+  const double n = static_cast<double>(paired.size());
+  f.baseline_mean = bsum / n;
+  f.canary_mean = csum / n;
+  double divisor = 1;
+  if (log) {
+    f.scale = Scale::kLog;
+  } else if (f.baseline_mean != 0) {
+    f.scale = Scale::kRelative;
+    divisor = std::fabs(f.baseline_mean);
+  } else {
+    f.scale = Scale::kAbsolute;
+  }
+  const double sign = worse_is_higher ? 1 : -1;
+  for (double d : raw) f.contrasts.push_back(sign * d / divisor);
+
+  const auto [bss, bdf] = PodDeviations(b, bm, paired);
+  const auto [css, cdf] = PodDeviations(c, cm, paired);
+  if (bdf + cdf > 0) {
+    f.pod_sd_observed = std::sqrt((bss + css) / (bdf + cdf)) / divisor;
+  }
+  // The floor is a fraction of the baseline: log1p of it on the log scale, itself on the
+  // relative one; a zero baseline has no scale to take a fraction of.
+  const double floor = f.scale == Scale::kLog        ? std::log1p(pod_sd_floor)
+                       : f.scale == Scale::kRelative ? pod_sd_floor
+                                                     : 0;
+  f.pod_sd = std::isnan(f.pod_sd_observed) ? floor : std::max(floor, f.pod_sd_observed);
+  return f;
+}
+
+double MarginOnScale(Scale scale, bool worse_is_higher, double percent) {
+  if (std::isinf(percent)) return kInf;
+  switch (scale) {
+    case Scale::kLog:
+      if (worse_is_higher) return std::log1p(percent / 100);
+      return percent >= 100 ? kInf : -std::log1p(-percent / 100);
+    case Scale::kRelative:
+      return percent / 100;
+    case Scale::kAbsolute:
+      return 0;  // any rise from zero is an infinite change
+  }
+  return 0;
+}
+
+double ChangePercent(Scale scale, bool worse_is_higher, double oriented) {
+  if (std::isnan(oriented)) return kNaN;
+  const double signed_change = worse_is_higher ? oriented : -oriented;
+  switch (scale) {
+    case Scale::kLog:
+      return 100 * std::expm1(signed_change);
+    case Scale::kRelative:
+      return 100 * signed_change;
+    case Scale::kAbsolute:
+      return signed_change == 0 ? 0 : (signed_change > 0 ? kInf : -kInf);
+  }
+  return kNaN;
+}
+
+double PodVariance(const PairedFigures& f) {
+  return f.pod_sd * f.pod_sd *
+         (1.0 / std::max(1, f.baseline_pods) + 1.0 / std::max(1, f.canary_pods));
+}
+
+LevelTest TestLevel(const PairedFigures& f, double alpha_pass) {
+  LevelTest t;
+  const std::vector<double>& d = f.contrasts;
+  t.intervals = static_cast<int>(d.size());
+  if (d.size() < 3) return t;
+  // One wild interval (a GC pause, a scrape that caught a burst) must not carry the mean:
+  // contrasts beyond 3 robust SDs from their median are pulled in to that bound.
+  std::vector<double> w = d;
+  const double med = MedianOf(w);
+  std::vector<double> dev;
+  for (double x : w) dev.push_back(std::fabs(x - med));
+  const double mad = 1.4826 * MedianOf(dev);
+  if (mad > 0) {
+    for (double& x : w) x = std::clamp(x, med - 3 * mad, med + 3 * mad);
+  }
+  t.estimate = Mean(w);
+  const double n = static_cast<double>(w.size());
+  Moments moments;
+  for (double x : w) moments.Add(x);
+  const double time_var = moments.LongRunVariance() / n;
+  t.se = std::sqrt(time_var + PodVariance(f));
+  // Autocorrelated intervals carry less information than as many independent ones.
+  t.df = std::max(1.0, moments.Effective() - 1);
+  if (t.se > 0) {
+    t.p_value = StudentTUpper(t.estimate / t.se, t.df);
+    t.upper = t.estimate + StudentTQuantile(1 - alpha_pass, t.df) * t.se;
+  } else {
+    // Identical arms in every interval: no noise to weigh the difference against.
+    t.p_value = t.estimate > 0 ? 0 : 1;
+    t.upper = t.estimate;
+  }
+  return t;
+}
+
+OnsetTest ScanOnset(const PairedFigures& f) {
+  OnsetTest best;
+  const std::vector<double>& d = f.contrasts;
+  const size_t start = static_cast<size_t>(kOnsetMinPast);
+  if (d.size() <= start) return best;
+  best.tested = true;
+  for (double k : kOnsetReferences) {
+    // Self-starting: each interval is compared with a reference of the intervals before it,
+    // all but the latest kOnsetGuard of them (so an onset does not enter the yardstick it
+    // is measured with until it has had that long to show; which intervals are left out
+    // depends on time only, not on their values). A persistent pod difference is in every
+    // interval alike and is no change at all.
+    Moments reference;
+    Moments all;
+    for (size_t j = 0; j < start; ++j) all.Add(d[j]);
+    size_t in_reference = 0;
+    double stat = 0;
+    size_t run_start = d.size();  // first interval of the current excursion
+    for (size_t j = start; j < d.size(); ++j) {
+      const size_t until = std::max(start, j > kOnsetGuard ? j - kOnsetGuard : 0);
+      for (; in_reference < until; ++in_reference) reference.Add(d[in_reference]);
+      // Pre-whitened: the contrasts are autocorrelated, so the CUSUM runs on the AR(1)
+      // innovations (the part of each interval its predecessor did not predict), which are
+      // independent and keep the false-alarm hazard what Siegmund's formula says; a mean
+      // shift of delta shows in them as delta (1 - rho), against an SD shrunk by
+      // sqrt(1 - rho^2), so the shift is still measured in long-run SDs.
+      const double mean = all.Mean();
+      const double rho = reference.Rho();
+      const double innovation = (d[j] - mean) - rho * (d[j - 1] - mean);
+      const double sd = std::sqrt(reference.InnovationVariance(rho) * (1 + 1 / all.n));
+      all.Add(d[j]);
+      // The SD is itself estimated from a few intervals: innovation / sd is a t with the
+      // reference's degrees of freedom, mapped to the normal score of the same tail so that
+      // early, uncertain intervals do not alarm. One wild interval moves the statistic by at
+      // most kOnsetClamp - k.
+      double z = 0;
+      if (sd > 0) {
+        const double df = std::max(1.0, reference.n - 2);
+        z = -NormalQuantile(StudentTUpper(innovation / sd, df));
+      } else if (innovation != 0) {
+        z = innovation > 0 ? kOnsetClamp : -kOnsetClamp;
+      }
+      z = std::clamp(z, -kOnsetClamp, kOnsetClamp);
+      const double next = std::max(0.0, stat + z - k);
+      if (next > 0 && stat == 0) run_start = j;
+      if (next == 0) run_start = d.size();
+      stat = next;
+    }
+    const double p = stat > 0 ? CusumHazard(k, stat) : 1;
+    if (!std::isnan(best.p_value) && p >= best.p_value) continue;
+    best.p_value = p;
+    best.reference = k;
+    best.statistic = stat;
+    if (run_start < d.size()) {
+      double run = 0;
+      double before = 0;
+      for (size_t j = 0; j < d.size(); ++j) (j >= run_start ? run : before) += d[j];
+      best.recent = static_cast<int>(d.size() - run_start);
+      best.recent_level = run / best.recent;
+
+      best.shift = best.recent_level - before / static_cast<double>(run_start);
+      best.since = f.starts[run_start];
+    } else {
+      best.recent = 0;
+      best.recent_level = kNaN;
+      best.shift = kNaN;
+      best.since = absl::InfinitePast();
+    }
+  }
+  return best;
+}
+
+bool IsRateMetric(const std::string& metric, const std::vector<const Window*>& baseline,
+                  const std::vector<const Window*>& canary) {
+  if (metric == "listenOverflows") return true;
+  if (metric != "errorRate") return false;
+  for (const auto* arm : {&baseline, &canary}) {
+    for (const Window* w : *arm) {
+      if (w->requests <= 0) return false;
+    }
+  }
+  return true;
+}
+
+RateFigures TestRates(const std::string& metric, const std::vector<const Window*>& baseline,
+                      const std::vector<const Window*>& canary, double alpha_pass) {
+  RateFigures r;
+  r.per_request = metric != "listenOverflows";
+  auto sum = [&](const std::vector<const Window*>& arm, int64_t& events, double& exposure) {
+    for (const Window* w : arm) {
+      const double e = r.per_request ? static_cast<double>(w->requests)
+                                     : absl::ToDoubleSeconds(w->end - w->start);
+      events += std::llround(std::max(0.0, w->value) * e);
+      exposure += e;
+    }
+  };
+  sum(baseline, r.baseline_events, r.baseline_exposure);
+  sum(canary, r.canary_events, r.canary_exposure);
+  const int64_t n = r.baseline_events + r.canary_events;
+  if (!(r.baseline_exposure > 0) || !(r.canary_exposure > 0)) return r;
+  const double exposure_ratio = r.baseline_exposure / r.canary_exposure;
+  if (r.baseline_events > 0) {
+    r.ratio = (static_cast<double>(r.canary_events) / static_cast<double>(r.baseline_events)) *
+              exposure_ratio;
+  } else {
+    r.ratio = r.canary_events > 0 ? kInf : 1;
+  }
+  // Given n events in all, under equal rates the canary's share follows Binomial(n, p0)
+  // with p0 its share of the exposure.
+  const double p0 = r.canary_exposure / (r.canary_exposure + r.baseline_exposure);
+  r.p_value = n == 0 ? 1 : BinomialUpper(r.canary_events, n, p0);
+  if (n == 0) {
+    r.ratio_upper = 1;  // no event in either arm: the rates are equal as far as counted
+  } else {
+    const double pu = BinomialUpperBound(r.canary_events, n, alpha_pass);
+    r.ratio_upper = pu >= 1 ? kInf : (pu / (1 - pu)) * exposure_ratio;
+  }
+  return r;
+}
+
+}  // namespace booster::analysis

@@ -1,0 +1,129 @@
+// The judge's view of one metric: the pod as the unit and the two arms paired interval by
+// interval. Windows are put into the analysis intervals they fall in (by midpoint, from the
+// earliest window of either arm); in each interval every pod's windows are averaged, every
+// arm is the mean of its pods (each pod weighs the same, however many windows it sent), and
+// the contrast of the interval is canary minus baseline, oriented so that positive is worse.
+// Pairing by time removes what both arms share (a load swing, a noisy neighbour of the
+// whole node); what it cannot remove, a persistent difference between pods, enters the
+// standard error as a between-pod variance, estimated from the arms' own pods and never
+// below a floor. The contrasts' autocorrelation enters through a long-run (Bartlett)
+// variance. Counts (errors per request, listen overflows per second) are not averaged
+// but summed over the step as events per exposure in each arm (RateFigures).
+//
+//   PairedFigures f = PairUp(baseline, canary, metric, interval, options);
+//   LevelTest level = TestLevel(f, alpha_pass);
+//   OnsetTest onset = ScanOnset(f);  // onset.p_value <= alpha / 2: the canary got worse
+#ifndef BOOSTER_OPERATOR_ANALYSIS_PAIRED_H_
+#define BOOSTER_OPERATOR_ANALYSIS_PAIRED_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "operator/analysis/judge.h"
+
+namespace booster::analysis {
+
+enum class Scale {
+  kLog,       // contrasts are log(canary / baseline): every value of both arms is positive
+  kRelative,  // (canary - baseline) / mean baseline: values include zeros
+  kAbsolute,  // canary - baseline: the baseline is zero throughout
+};
+
+struct PairedFigures {
+  Scale scale = Scale::kLog;
+  double baseline_mean = 0;  // over the paired intervals, on the original scale
+  double canary_mean = 0;
+  std::vector<absl::Time> starts;  // per paired interval
+  std::vector<double> contrasts;   // per paired interval, positive = canary worse
+  int baseline_pods = 0;
+  int canary_pods = 0;
+  // The between-pod standard deviation on the contrasts' scale: the arms' own (pooled over
+  // arms with two pods or more; NaN when none has) and the one used (never below the floor).
+  double pod_sd_observed = kNaN;
+  double pod_sd = 0;
+};
+
+// `worse_is_higher`: true for latency and other lower-is-better metrics.
+// `pod_sd_floor`: the least between-pod SD assumed, as a fraction (0.05: 5%).
+PairedFigures PairUp(const std::vector<const Window*>& baseline,
+                     const std::vector<const Window*>& canary, bool worse_is_higher,
+                     absl::Duration interval, double pod_sd_floor);
+
+// A regression margin of `percent` on the contrasts' scale (+inf: no margin).
+double MarginOnScale(Scale scale, bool worse_is_higher, double percent);
+// An oriented contrast on its scale back to the signed change in percent of the baseline
+// (not direction adjusted, like MetricEvidence::change_percent).
+double ChangePercent(Scale scale, bool worse_is_higher, double oriented);
+
+struct LevelTest {
+  int intervals = 0;
+  double estimate = kNaN;  // mean oriented contrast (winsorized), on the scale
+  double se = kNaN;        // its standard error: time (long-run) and pods
+  double df = kNaN;
+  double p_value = kNaN;   // one-sided: the canary is worse than the baseline at all
+  double upper = kNaN;     // the upper confidence bound of the estimate at 1 - alpha_pass
+};
+
+LevelTest TestLevel(const PairedFigures& f, double alpha_pass);
+
+// The variance a mean contrast has from the pods alone: pod_sd^2 (1/nb + 1/nc).
+double PodVariance(const PairedFigures& f);
+
+// The onset detector: a self-starting one-sided CUSUM of the contrasts, each standardized by
+// the intervals before it, run with two reference values (quick for large shifts, patient
+// for small ones); a look's false-alarm hazard is Siegmund's approximation at the
+// statistic, so the detector spends a fixed share of each look's alpha and its detection
+// time does not grow with how long the step has run.
+struct OnsetTest {
+  bool tested = false;  // more than kOnsetMinPast intervals
+  double reference = kNaN;  // k of the CUSUM with the smaller hazard
+  double statistic = 0;     // its value at the latest interval
+  double p_value = kNaN;    // the hazard at that value: compare with alpha / references
+  // The current excursion of that CUSUM above zero: its intervals, their mean contrast and
+  // its difference from the intervals before; since = its first interval's start.
+  int recent = 0;
+  double recent_level = kNaN;
+  double shift = kNaN;
+  absl::Time since = absl::InfinitePast();
+};
+
+// Reference values k of the CUSUMs, in long-run SDs of the contrasts (each is quickest on
+// a shift of 2k).
+inline constexpr double kOnsetReferences[] = {0.5, 1.5};
+// Intervals that standardize the first one scanned.
+inline constexpr int kOnsetMinPast = 10;
+// The latest intervals left out of the reference each interval is compared with.
+inline constexpr size_t kOnsetGuard = 8;
+// An onset alarm needs the excursion's mean beyond the margin by this many of its SEs.
+inline constexpr double kOnsetGate = 1.5;
+// No interval moves a CUSUM by more than this many SDs.
+inline constexpr double kOnsetClamp = 3.0;
+
+OnsetTest ScanOnset(const PairedFigures& f);
+
+// Counts as events per exposure, summed over each arm.
+struct RateFigures {
+  int64_t baseline_events = 0;
+  int64_t canary_events = 0;
+  double baseline_exposure = 0;  // requests, or pod-seconds
+  double canary_exposure = 0;
+  bool per_request = false;
+  double ratio = kNaN;          // canary rate / baseline rate (+inf: the baseline had none)
+  double p_value = kNaN;        // one-sided, canary rate higher (conditional binomial)
+  double ratio_upper = kNaN;    // upper confidence bound of the ratio at 1 - alpha_pass
+};
+
+// True for metrics whose windows are event counts the judge can sum: errorRate when every
+// window says its requests, listenOverflows always (per second of the window).
+bool IsRateMetric(const std::string& metric, const std::vector<const Window*>& baseline,
+                  const std::vector<const Window*>& canary);
+RateFigures TestRates(const std::string& metric, const std::vector<const Window*>& baseline,
+                      const std::vector<const Window*>& canary, double alpha_pass);
+
+}  // namespace booster::analysis
+
+#endif  // BOOSTER_OPERATOR_ANALYSIS_PAIRED_H_
