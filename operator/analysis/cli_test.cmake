@@ -2,13 +2,27 @@
 #   {"exit": 0, "verdict": "Fail",
 #    "metrics": {"latencyP99": {"verdict": "Fail", "baselineN": 12, "canaryN": 12}}}
 #   {"exit": 2, "stderr": "a fragment of the message"}
-# Every metric the output lists must be expected, with that verdict and those counts.
+# Every metric the output lists must be expected, with that verdict and those counts. For a
+# replay, "args" holds the command line, and the summary can be checked: "looks" (how many),
+# "firstFail": null, or "firstFailAfter" / "firstFailBy" (seconds from the step's start, the
+# first Fail strictly after the one and at or before the other); "metrics" may be left out.
+#   {"exit": 0, "args": ["--replay"], "verdict": "Fail", "firstFailAfter": 60,
+#    "firstFailBy": 300}
 #
 #   cmake -DJUDGE=<booster-judge> -DINPUT=<case>.json -DEXPECT=<case>.expect.json -P cli_test.cmake
 cmake_minimum_required(VERSION 3.25)
-execute_process(COMMAND ${JUDGE} INPUT_FILE ${INPUT} OUTPUT_VARIABLE out ERROR_VARIABLE err
-                RESULT_VARIABLE rc)
 file(READ ${EXPECT} expect)
+set(args "")
+string(JSON nargs ERROR_VARIABLE no_args LENGTH "${expect}" args)
+if(NOT no_args AND nargs GREATER 0)
+  math(EXPR last_arg "${nargs} - 1")
+  foreach(i RANGE ${last_arg})
+    string(JSON arg GET "${expect}" args ${i})
+    list(APPEND args "${arg}")
+  endforeach()
+endif()
+execute_process(COMMAND ${JUDGE} ${args} INPUT_FILE ${INPUT} OUTPUT_VARIABLE out
+                ERROR_VARIABLE err RESULT_VARIABLE rc)
 set(context "\n--- stdout\n${out}\n--- stderr\n${err}")
 
 string(JSON want_exit GET "${expect}" exit)
@@ -34,8 +48,39 @@ string(JSON got_verdict GET "${out}" verdict)
 if(NOT got_verdict STREQUAL want_verdict)
   message(FATAL_ERROR "verdict ${got_verdict}, expected ${want_verdict}${context}")
 endif()
+string(JSON want_looks ERROR_VARIABLE no_looks GET "${expect}" looks)
+if(NOT no_looks)
+  string(JSON got_looks LENGTH "${out}" looks)
+  if(NOT got_looks EQUAL want_looks)
+    message(FATAL_ERROR "${got_looks} looks, expected ${want_looks}${context}")
+  endif()
+endif()
+string(JSON want_fail_type ERROR_VARIABLE no_fail TYPE "${expect}" firstFail)
+if(NOT no_fail AND want_fail_type STREQUAL "NULL")
+  string(JSON got_fail_type TYPE "${out}" firstFail)
+  if(NOT got_fail_type STREQUAL "NULL")
+    message(FATAL_ERROR "a Fail, expected none${context}")
+  endif()
+endif()
+string(JSON fail_after ERROR_VARIABLE no_after GET "${expect}" firstFailAfter)
+string(JSON fail_by ERROR_VARIABLE no_by GET "${expect}" firstFailBy)
+if(NOT no_after OR NOT no_by)
+  string(JSON fail_at ERROR_VARIABLE no_fail_at GET "${out}" firstFail at)
+  if(no_fail_at)
+    message(FATAL_ERROR "no firstFail.at in the output${context}")
+  endif()
+  if(NOT no_after AND NOT fail_at GREATER fail_after)
+    message(FATAL_ERROR "first Fail at ${fail_at}s, expected after ${fail_after}s${context}")
+  endif()
+  if(NOT no_by AND fail_at GREATER fail_by)
+    message(FATAL_ERROR "first Fail at ${fail_at}s, expected by ${fail_by}s${context}")
+  endif()
+endif()
+string(JSON want_count ERROR_VARIABLE no_metrics LENGTH "${expect}" metrics)
+if(no_metrics)
+  return()
+endif()
 string(JSON got_count LENGTH "${out}" metrics)
-string(JSON want_count LENGTH "${expect}" metrics)
 if(NOT got_count EQUAL want_count)
   message(FATAL_ERROR "${got_count} metrics in the output, expected ${want_count}${context}")
 endif()

@@ -1,6 +1,8 @@
 #include "operator/analysis/judge_json.h"
 
 #include <cmath>
+#include <cstdint>
+#include <limits>
 #include <string>
 #include <utility>
 
@@ -8,8 +10,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
+#include "operator/analysis/judge_verdict_source.h"
 #include "operator/rollout/profile/metric_names.h"
 #include "operator/rollout/profile/spec.h"
+#include "operator/rollout/profile/time_text.h"
 
 namespace booster::analysis {
 namespace {
@@ -20,15 +24,108 @@ absl::Status Invalid(absl::string_view field, absl::string_view why) {
   return absl::InvalidArgumentError(absl::StrCat(field, ": ", why));
 }
 
-// {metric: [value, ...]} -> windows spanning [epoch, epoch + interval].
+constexpr char kWindowFields[] = "pod, node, start, end, podStart, value, requests";
+
+// Where the input's first window with times and first without are, for the error that
+// forbids mixing them: a bare value sits at the epoch, far from any recorded time, so the
+// arms' time ranges would not overlap.
+struct Timing {
+  std::string timed;
+  std::string untimed;
+};
+
+// Seconds since the Unix epoch (a double) -> a finite time.
+absl::StatusOr<absl::Time> Seconds(const Json& v, absl::string_view path) {
+  if (v.is_number() && std::isfinite(v.get<double>())) {
+    const absl::Time t = absl::UnixEpoch() + absl::Seconds(v.get<double>());
+    if (t != absl::InfiniteFuture() && t != absl::InfinitePast()) return t;
+  }
+  return Invalid(path, absl::StrCat("must be a finite number of seconds, got ", v.dump()));
+}
+
+// {"pod", "node", "start", "end", "podStart", "value", "requests"} -> a Window. Without
+// start and end the window spans [epoch, epoch + interval], like a bare value.
+absl::StatusOr<Window> ParseWindowObject(const Json& o, const std::string& path,
+                                         absl::Duration interval, Timing& timing) {
+  for (auto it = o.begin(); it != o.end(); ++it) {
+    const absl::string_view key = it.key();
+    if (key != "pod" && key != "node" && key != "start" && key != "end" && key != "podStart" &&
+        key != "value" && key != "requests") {
+      return Invalid(absl::StrCat(path, ".", key),
+                     absl::StrCat("unknown field; expected ", kWindowFields));
+    }
+  }
+  Window w;
+  if (!o.contains("pod")) return Invalid(path + ".pod", "is required (the pod that reported it)");
+  if (!o["pod"].is_string() || o["pod"].get<std::string>().empty()) {
+    return Invalid(path + ".pod", absl::StrCat("must be a pod name, got ", o["pod"].dump()));
+  }
+  w.pod = o["pod"].get<std::string>();
+  if (o.contains("node")) {
+    if (!o["node"].is_string()) {
+      return Invalid(path + ".node", absl::StrCat("must be a node name, got ", o["node"].dump()));
+    }
+    w.node = o["node"].get<std::string>();
+  }
+  if (!o.contains("value")) return Invalid(path + ".value", "is required");
+  if (!o["value"].is_number() || !std::isfinite(o["value"].get<double>())) {
+    return Invalid(path + ".value",
+                   absl::StrCat("must be a finite number, got ", o["value"].dump()));
+  }
+  w.value = o["value"].get<double>();
+  if (o.contains("requests")) {
+    const Json& r = o["requests"];
+    if (!r.is_number_unsigned()) {
+      return Invalid(path + ".requests",
+                     absl::StrCat("must be a whole number of requests >= 0, got ", r.dump()));
+    }
+    if (r.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+      return Invalid(path + ".requests", absl::StrCat("is too large: ", r.dump()));
+    }
+    w.requests = static_cast<int64_t>(r.get<uint64_t>());
+  }
+  const bool has_start = o.contains("start");
+  const bool has_end = o.contains("end");
+  if (has_start != has_end) {
+    return Invalid(absl::StrCat(path, has_start ? ".end" : ".start"),
+                   absl::StrCat("is required with ", has_start ? "start" : "end",
+                                " (seconds, e.g. Unix seconds)"));
+  }
+  if (!has_start) {
+    if (o.contains("podStart")) return Invalid(path + ".podStart", "needs start and end");
+    w.start = absl::UnixEpoch();
+    w.end = w.start + interval;
+    if (timing.untimed.empty()) timing.untimed = path;
+    return w;
+  }
+  absl::StatusOr<absl::Time> start = Seconds(o["start"], path + ".start");
+  if (!start.ok()) return start.status();
+  absl::StatusOr<absl::Time> end = Seconds(o["end"], path + ".end");
+  if (!end.ok()) return end.status();
+  if (*end <= *start) {
+    return Invalid(path + ".end", absl::StrCat("must be after start (", o["end"].dump(),
+                                               " <= ", o["start"].dump(), ")"));
+  }
+  w.start = *start;
+  w.end = *end;
+  if (o.contains("podStart")) {
+    absl::StatusOr<absl::Time> pod_start = Seconds(o["podStart"], path + ".podStart");
+    if (!pod_start.ok()) return pod_start.status();
+    w.pod_start = *pod_start;
+  }
+  if (timing.timed.empty()) timing.timed = path;
+  return w;
+}
+
+// {metric: [value, ...]} -> windows spanning [epoch, epoch + interval]; {metric: [{window},
+// ...]} -> the windows as described.
 absl::Status ParseArm(const Json& arm, absl::string_view field, absl::Duration interval,
-                      MetricWindows& out) {
+                      MetricWindows& out, Timing& timing) {
   if (!arm.is_object()) {
-    return Invalid(field, absl::StrCat("must be an object of metric name to a list of window "
-                                       "values, e.g. {\"latencyP99\": [0.051, 0.049]}, got ",
+    return Invalid(field, absl::StrCat("must be an object of metric name to a list of windows, "
+                                       "e.g. {\"latencyP99\": [0.051, 0.049]}, got ",
                                        arm.type_name()));
   }
-  const absl::Time start = absl::UnixEpoch();
   for (auto it = arm.begin(); it != arm.end(); ++it) {
     const std::string path = absl::StrCat(field, ".", it.key());
     if (!rollout::IsKnownMetric(it.key())) {
@@ -36,17 +133,40 @@ absl::Status ParseArm(const Json& arm, absl::string_view field, absl::Duration i
                                         absl::StrJoin(rollout::kMetricNames, ", ")));
     }
     if (!it.value().is_array()) {
-      return Invalid(path, absl::StrCat("must be a list of numbers (one per window), got ",
+      return Invalid(path, absl::StrCat("must be a list of windows (numbers, or objects with "
+                                        "pod, start, end and value), got ",
                                         it.value().type_name()));
     }
     std::vector<Window>& windows = out[it.key()];
+    const bool objects = !it.value().empty() && it.value()[0].is_object();
     for (size_t i = 0; i < it.value().size(); ++i) {
       const Json& v = it.value()[i];
-      if (!v.is_number() || !std::isfinite(v.get<double>())) {
-        return Invalid(absl::StrCat(path, "[", i, "]"),
-                       absl::StrCat("must be a finite number, got ", v.dump()));
+      const std::string at = absl::StrCat(path, "[", i, "]");
+      if (v.is_object() != objects && (v.is_object() || v.is_number())) {
+        return Invalid(
+            at, absl::StrCat("is ", v.is_object() ? "a window object" : "a number", ", but ", path,
+                             "[0] is ", objects ? "a window object" : "a number",
+                             ": a list holds numbers or window objects, not both"));
       }
+      if (objects && !v.is_object()) {
+        return Invalid(at, absl::StrCat("must be a window object {\"pod\", \"start\", \"end\", "
+                                        "\"value\"}, got ",
+                                        v.dump()));
+      }
+      if (v.is_object()) {
+        absl::StatusOr<Window> w = ParseWindowObject(v, at, interval, timing);
+        if (!w.ok()) return w.status();
+        windows.push_back(*std::move(w));
+        continue;
+      }
+      if (!v.is_number() || !std::isfinite(v.get<double>())) {
+        return Invalid(at, absl::StrCat("must be a finite number or a window object {\"pod\", "
+                                        "\"start\", \"end\", \"value\"}, got ",
+                                        v.dump()));
+      }
+      const absl::Time start = absl::UnixEpoch();
       windows.push_back(Window{start, start + interval, v.get<double>(), "", absl::InfinitePast()});
+      if (timing.untimed.empty()) timing.untimed = at;
     }
   }
   return absl::OkStatus();
@@ -54,17 +174,18 @@ absl::Status ParseArm(const Json& arm, absl::string_view field, absl::Duration i
 
 }  // namespace
 
-absl::StatusOr<JudgeInput> ParseJudgeInput(absl::string_view text) {
+absl::StatusOr<JudgeInput> ParseJudgeInput(absl::string_view text,
+                                           const JudgeInputOptions& options) {
   Json input;
   try {
     input = Json::parse(text.begin(), text.end());
   } catch (const Json::exception& e) {
     return absl::InvalidArgumentError(absl::StrCat("input is not JSON: ", e.what()));
   }
-  return JudgeInputFromJson(input);
+  return JudgeInputFromJson(input, options);
 }
 
-absl::StatusOr<JudgeInput> JudgeInputFromJson(const Json& input) {
+absl::StatusOr<JudgeInput> JudgeInputFromJson(const Json& input, const JudgeInputOptions& options) {
   if (!input.is_object()) {
     return absl::InvalidArgumentError(
         absl::StrCat("input must be an object {\"analysis\": ..., \"baseline\": ..., "
@@ -72,37 +193,69 @@ absl::StatusOr<JudgeInput> JudgeInputFromJson(const Json& input) {
                      input.type_name()));
   }
   for (auto it = input.begin(); it != input.end(); ++it) {
-    if (it.key() != "analysis" && it.key() != "baseline" && it.key() != "canary") {
-      return Invalid(it.key(), "unknown field; expected analysis, baseline and canary");
+    if (it.key() != "analysis" && it.key() != "baseline" && it.key() != "canary" &&
+        it.key() != "stepDuration" && it.key() != "steps") {
+      return Invalid(it.key(),
+                     "unknown field; expected analysis, baseline, canary, stepDuration, steps");
     }
   }
   for (const char* field : {"analysis", "baseline", "canary"}) {
     if (!input.contains(field)) return Invalid(field, "is required");
   }
+  JudgeInput out;
+  if (input.contains("steps")) {
+    const Json& s = input["steps"];
+    if (!s.is_number_integer() || s.get<int64_t>() < 1 || s.get<int64_t>() > 20) {
+      return Invalid("steps", absl::StrCat("must be a whole number from 1 to 20 (the rollout's "
+                                           "steps, which share the alpha budget), got ",
+                                           s.dump()));
+    }
+    out.steps = static_cast<int>(s.get<int64_t>());
+  }
   // The operator's parser, fed a minimal spec around the analysis: the same defaults and
-  // validation as a BoosterProfile. The longest step leaves any valid interval room.
+  // validation as a BoosterProfile, the step's duration included. Without a step to fit,
+  // the longest step leaves any valid interval room.
+  const bool flag = !options.step_duration.empty();
+  const bool given = flag || input.contains("stepDuration");
+  Json step = "24h";
+  if (flag) {
+    step = options.step_duration;
+  } else if (input.contains("stepDuration")) {
+    step = input["stepDuration"];
+  } else if (options.replay) {
+    step = rollout::FormatGoDuration(rollout::RolloutSpec().step_duration);
+  }
   const Json spec = {{"targetRef", {{"kind", "Deployment"}, {"name", "booster-judge"}}},
-                     {"rollout", {{"stepDuration", "24h"}, {"analysis", input["analysis"]}}}};
+                     {"rollout", {{"stepDuration", step}, {"analysis", input["analysis"]}}}};
   absl::StatusOr<rollout::ProfileSpec> parsed = rollout::ParseSpec(spec);
   if (!parsed.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrReplaceAll(parsed.status().message(), {{"spec.rollout.analysis", "analysis"}}));
+    return absl::InvalidArgumentError(absl::StrReplaceAll(
+        parsed.status().message(),
+        {{"spec.rollout.analysis", "analysis"},
+         {"spec.rollout.stepDuration", flag ? "--step-duration" : "stepDuration"}}));
   }
-  JudgeInput out;
   out.analysis = parsed->rollout.analysis;
+  if (given || options.replay) out.step_duration = parsed->rollout.step_duration;
   if (out.analysis.metrics.empty()) {
     return Invalid("analysis.metrics",
                    "is empty: list the metrics to judge, e.g. [{\"name\": \"latencyP99\"}]");
   }
-  if (absl::Status s =
-          ParseArm(input["baseline"], "baseline", out.analysis.interval, out.windows.baseline);
+  Timing timing;
+  if (absl::Status s = ParseArm(input["baseline"], "baseline", out.analysis.interval,
+                                out.windows.baseline, timing);
       !s.ok()) {
     return s;
   }
   if (absl::Status s =
-          ParseArm(input["canary"], "canary", out.analysis.interval, out.windows.canary);
+          ParseArm(input["canary"], "canary", out.analysis.interval, out.windows.canary, timing);
       !s.ok()) {
     return s;
+  }
+  if (!timing.timed.empty() && !timing.untimed.empty()) {
+    return Invalid(timing.untimed,
+                   absl::StrCat("has no start and end, but ", timing.timed,
+                                " has: give every window its times, or none (windows without "
+                                "times sit at the epoch, apart from any recorded time)"));
   }
   return out;
 }
@@ -113,7 +266,7 @@ Decision JudgeOnce(const JudgeInput& input) {
   look.planned = 1;
   look.step_over = true;
   look.step_ends = 1;
-  return Judge(input.analysis, input.windows, look);
+  return Judge(input.analysis, input.windows, look, OptionsFor(input.analysis));
 }
 
 nlohmann::ordered_json DecisionToJson(const Decision& decision) {

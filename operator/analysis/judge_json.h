@@ -1,8 +1,9 @@
 // The JSON face of the judge, for booster-judge (users replaying past canaries) and tests:
 // the input {"analysis": <spec.rollout.analysis as in the CRD>, "baseline": {metric:
-// [value per window]}, "canary": {...}} and the decision as JSON. The analysis object goes
-// through the operator's own spec parser (rollout::ParseSpec), so defaults and validation
-// are exactly the CRD's.
+// [window, ...]}, "canary": {...}, "stepDuration": "2m", "steps": 1} and the decision as
+// JSON. A window is a bare value, or an object with its pod and times (docs/analysis.md).
+// The analysis object goes through the operator's own spec parser (rollout::ParseSpec), so
+// defaults and validation are exactly the CRD's.
 //
 //   absl::StatusOr<JudgeInput> in = ParseJudgeInput(text);
 //   if (!in.ok()) { std::cerr << in.status().message(); return 2; }
@@ -10,8 +11,11 @@
 #ifndef BOOSTER_OPERATOR_ANALYSIS_JUDGE_JSON_H_
 #define BOOSTER_OPERATOR_ANALYSIS_JUDGE_JSON_H_
 
+#include <string>
+
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/time/time.h"
 #include "nlohmann/json.hpp"
 #include "operator/analysis/judge.h"
 #include "operator/rollout/profile/types.h"
@@ -20,16 +24,33 @@ namespace booster::analysis {
 
 struct JudgeInput {
   rollout::AnalysisSpec analysis;
-  // The values carry no times: every window spans the same first interval, so the arms'
-  // time ranges coincide, and no pod is young, so no warm-up applies.
+  // Each metric's windows are bare values or objects. Bare values carry no times: every such
+  // window spans [epoch, epoch + interval], so the arms' time ranges coincide, and no pod is
+  // young, so no warm-up applies. Objects carry their pod, node, requests and times
+  // ("start", "end", "podStart": seconds, read as seconds since the Unix epoch). Either
+  // every window of the input has times or none has.
   ArmWindows windows;
+  // The rollout around the analysis, for --replay: stepDuration (default the CRD's 2m) and
+  // the number of steps the alpha budget is split over (default 1).
+  absl::Duration step_duration = rollout::RolloutSpec().step_duration;
+  int steps = 1;
+};
+
+struct JudgeInputOptions {
+  // Go-style duration (booster-judge --step-duration) that overrides "stepDuration".
+  std::string step_duration;
+  // For a replay the analysis must fit the step, as the CRD requires (interval at most
+  // stepDuration). Otherwise the step is not used, and an absent stepDuration is no limit.
+  bool replay = false;
 };
 
 // kInvalidArgument, with the offending field, when the text is not such an object: not
 // JSON, unknown keys, an analysis the CRD would reject, an unknown metric name, a value that
-// is not a finite number, or no metrics to judge.
-absl::StatusOr<JudgeInput> ParseJudgeInput(absl::string_view text);
-absl::StatusOr<JudgeInput> JudgeInputFromJson(const nlohmann::json& input);
+// is not a finite number, a malformed window object, or no metrics to judge.
+absl::StatusOr<JudgeInput> ParseJudgeInput(absl::string_view text,
+                                           const JudgeInputOptions& options = {});
+absl::StatusOr<JudgeInput> JudgeInputFromJson(const nlohmann::json& input,
+                                              const JudgeInputOptions& options = {});
 
 // One look with the whole budget: the step is over, so missing data is Inconclusive.
 Decision JudgeOnce(const JudgeInput& input);

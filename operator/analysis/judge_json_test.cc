@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -74,6 +75,199 @@ TEST(ParseJudgeInputTest, RejectsMalformedInputWithTheFieldAtFault) {
     EXPECT_EQ(in.status().code(), absl::StatusCode::kInvalidArgument);
     EXPECT_THAT(in.status().message(), HasSubstr(c.message));
   }
+}
+
+TEST(ParseJudgeInputTest, WindowObjectsCarryTheirTimesPodsAndRequests) {
+  absl::StatusOr<JudgeInput> in = ParseJudgeInput(R"({
+    "analysis": {"metrics": [{"name": "latencyP99"}, {"name": "errorRate"}]},
+    "baseline": {"latencyP99": [
+      {"pod": "web-a", "node": "n1", "start": 1796169600, "end": 1796169630, "value": 0.05,
+       "requests": 1200, "podStart": 1796160000},
+      {"pod": "web-b", "start": 12.5, "end": 42.25, "value": 0.06}]},
+    "canary": {"errorRate": [{"pod": "web-c", "start": 0, "end": 30, "value": 0,
+                              "requests": 0}]}
+  })");
+  ASSERT_TRUE(in.ok()) << in.status();
+  const std::vector<Window>& b = in->windows.baseline.at("latencyP99");
+  ASSERT_EQ(b.size(), 2u);
+  EXPECT_EQ(b[0].pod, "web-a");
+  EXPECT_EQ(b[0].node, "n1");
+  EXPECT_EQ(b[0].start, absl::FromUnixSeconds(1796169600));
+  EXPECT_EQ(b[0].end, absl::FromUnixSeconds(1796169630));
+  EXPECT_EQ(b[0].pod_start, absl::FromUnixSeconds(1796160000));
+  EXPECT_DOUBLE_EQ(b[0].value, 0.05);
+  EXPECT_EQ(b[0].requests, 1200);
+  EXPECT_EQ(b[1].pod, "web-b");
+  EXPECT_EQ(b[1].node, "");
+  EXPECT_EQ(b[1].start, absl::UnixEpoch() + absl::Milliseconds(12500));
+  EXPECT_EQ(b[1].end, absl::UnixEpoch() + absl::Milliseconds(42250));
+  EXPECT_EQ(b[1].pod_start, absl::InfinitePast());  // unknown: the pod counts as warm
+  EXPECT_EQ(b[1].requests, 0);
+  const std::vector<Window>& c = in->windows.canary.at("errorRate");
+  ASSERT_EQ(c.size(), 1u);
+  EXPECT_EQ(c[0].pod, "web-c");
+  EXPECT_EQ(c[0].end, absl::UnixEpoch() + absl::Seconds(30));
+}
+
+TEST(ParseJudgeInputTest, WindowObjectsWithoutTimesSpanTheFirstInterval) {
+  absl::StatusOr<JudgeInput> in = ParseJudgeInput(R"({
+    "analysis": {"interval": "10s", "metrics": [{"name": "latencyP99"}]},
+    "baseline": {"latencyP99": [0.05, 0.06]},
+    "canary": {"latencyP99": [{"pod": "web-c", "value": 0.07, "requests": 40}]}
+  })");
+  ASSERT_TRUE(in.ok()) << in.status();
+  const Window& c = in->windows.canary.at("latencyP99").at(0);
+  EXPECT_EQ(c.start, absl::UnixEpoch());
+  EXPECT_EQ(c.end, absl::UnixEpoch() + absl::Seconds(10));
+  EXPECT_EQ(c.start, in->windows.baseline.at("latencyP99").at(0).start);
+  EXPECT_EQ(c.requests, 40);
+}
+
+TEST(ParseJudgeInputTest, StepDurationAndStepsForTheReplay) {
+  const std::string text = R"({"analysis": {"metrics": [{"name": "latencyP99"}]},
+                               "baseline": {}, "canary": {}, "stepDuration": "4m",
+                               "steps": 3})";
+  absl::StatusOr<JudgeInput> in = ParseJudgeInput(text, {.replay = true});
+  ASSERT_TRUE(in.ok()) << in.status();
+  EXPECT_EQ(in->step_duration, absl::Minutes(4));
+  EXPECT_EQ(in->steps, 3);
+  // The flag overrides the field.
+  in = ParseJudgeInput(text, {.step_duration = "90s", .replay = true});
+  ASSERT_TRUE(in.ok()) << in.status();
+  EXPECT_EQ(in->step_duration, absl::Seconds(90));
+  // The defaults: the CRD's 2m, one step.
+  in = ParseJudgeInput(R"({"analysis": {"metrics": [{"name": "latencyP99"}]},
+                           "baseline": {}, "canary": {}})",
+                       {.replay = true});
+  ASSERT_TRUE(in.ok()) << in.status();
+  EXPECT_EQ(in->step_duration, absl::Minutes(2));
+  EXPECT_EQ(in->steps, 1);
+  // As in the CRD, a step shorter than the default interval shrinks the interval to it.
+  in = ParseJudgeInput(R"({"analysis": {"metrics": [{"name": "latencyP99"}]},
+                           "baseline": {}, "canary": {}, "stepDuration": "20s"})",
+                       {.replay = true});
+  ASSERT_TRUE(in.ok()) << in.status();
+  EXPECT_EQ(in->analysis.interval, absl::Seconds(20));
+  // Without a replay and without a stepDuration, any valid interval goes.
+  in = ParseJudgeInput(R"({"analysis": {"interval": "5m", "metrics": [{"name": "latencyP99"}]},
+                           "baseline": {}, "canary": {}})");
+  ASSERT_TRUE(in.ok()) << in.status();
+}
+
+TEST(ParseJudgeInputTest, RejectsMalformedWindowObjectsWithThePathAtFault) {
+  struct Case {
+    std::string canary;  // the canary arm
+    std::string message;
+  };
+  const Case cases[] = {
+      {R"({"latencyP99": [{"pod": "c", "value": 1}, 2]})",
+       "canary.latencyP99[1]: is a number, but canary.latencyP99[0] is a window object"},
+      {R"({"latencyP99": [1, 2, 3, {"pod": "c", "value": 1}]})",
+       "canary.latencyP99[3]: is a window object, but canary.latencyP99[0] is a number"},
+      {R"({"latencyP99": [{"pod": "c", "value": 1}, "x"]})",
+       "canary.latencyP99[1]: must be a window object"},
+      {R"({"latencyP99": [{"value": 1, "start": 0, "end": 30}]})",
+       "canary.latencyP99[0].pod: is required"},
+      {R"({"latencyP99": [{"pod": "", "value": 1}]})", "canary.latencyP99[0].pod: must be a pod"},
+      {R"({"latencyP99": [{"pod": 7, "value": 1}]})", "canary.latencyP99[0].pod: must be a pod"},
+      {R"({"latencyP99": [{"pod": "c", "start": 0, "end": 30}]})",
+       "canary.latencyP99[0].value: is required"},
+      {R"({"latencyP99": [{"pod": "c", "value": "1"}]})",
+       "canary.latencyP99[0].value: must be a finite number"},
+      {R"({"latencyP99": [{"pod": "c", "value": 1, "start": 0}]})",
+       "canary.latencyP99[0].end: is required with start"},
+      {R"({"latencyP99": [{"pod": "c", "value": 1, "end": 30}]})",
+       "canary.latencyP99[0].start: is required with end"},
+      {R"({"latencyP99": [{"pod": "c", "value": 1, "start": 30, "end": 30}]})",
+       "canary.latencyP99[0].end: must be after start"},
+      {R"({"latencyP99": [{"pod": "c", "value": 1, "start": 30, "end": 10}]})",
+       "canary.latencyP99[0].end: must be after start"},
+      {R"({"latencyP99": [{"pod": "c", "value": 1, "start": "0", "end": 30}]})",
+       "canary.latencyP99[0].start: must be a finite number of seconds"},
+      {R"({"latencyP99": [{"pod": "c", "value": 1, "start": 0, "end": 1e300}]})",
+       "canary.latencyP99[0].end: must be a finite number of seconds"},
+      {R"({"latencyP99": [{"pod": "c", "value": 1, "start": 0, "end": 30, "pod_start": 0}]})",
+       "canary.latencyP99[0].pod_start: unknown field"},
+      {R"({"latencyP99": [{"pod": "c", "value": 1, "podStart": 0}]})",
+       "canary.latencyP99[0].podStart: needs start and end"},
+      {R"({"latencyP99": [{"pod": "c", "value": 1, "requests": -1}]})",
+       "canary.latencyP99[0].requests: must be a whole number"},
+      {R"({"latencyP99": [{"pod": "c", "value": 1, "requests": 2.5}]})",
+       "canary.latencyP99[0].requests: must be a whole number"},
+      {R"({"latencyP99": [{"pod": "c", "value": 1, "node": 3}]})",
+       "canary.latencyP99[0].node: must be a node name"},
+      // Times in one list and none in another: the arms would not overlap.
+      {R"({"latencyP99": [{"pod": "c", "value": 1, "start": 0, "end": 30}]})",
+       "baseline.latencyP99[0]: has no start and end, but canary.latencyP99[0] has"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.canary);
+    absl::StatusOr<JudgeInput> in =
+        ParseJudgeInput(absl::StrCat(R"({"analysis": {"metrics": [{"name": "latencyP99"}]},
+                         "baseline": {"latencyP99": [0.05]}, "canary": )",
+                                     c.canary, "}"));
+    ASSERT_FALSE(in.ok());
+    EXPECT_EQ(in.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(in.status().message(), HasSubstr(c.message));
+  }
+}
+
+TEST(ParseJudgeInputTest, RejectsABadStepDurationOrStepsNamingWhereItCameFrom) {
+  struct Case {
+    std::string extra;  // top-level fields
+    JudgeInputOptions options;
+    std::string message;
+  };
+  const Case cases[] = {
+      {R"("stepDuration": "2 minutes")", {.replay = true}, "stepDuration: "},
+      {R"("stepDuration": 120)", {.replay = true}, "stepDuration: "},
+      {R"("stepDuration": "48h")", {.replay = true}, "stepDuration: must be between"},
+      {R"("stepDuration": "2m")", {.step_duration = "fast", .replay = true}, "--step-duration: "},
+      {R"("steps": 0)", {.replay = true}, "steps: must be a whole number from 1 to 20"},
+      {R"("steps": 2.5)", {.replay = true}, "steps: must be a whole number from 1 to 20"},
+      {R"("stepDuration": "1m")",
+       {.replay = true},
+       "analysis.interval: 5m is longer than stepDuration (1m)"},
+      // A replay needs the analysis to fit the default step too.
+      {R"("steps": 1)", {.replay = true}, "analysis.interval: 5m is longer than stepDuration (2m)"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.extra);
+    absl::StatusOr<JudgeInput> in = ParseJudgeInput(absl::StrCat(R"({"analysis": {"interval": "5m",
+                                         "metrics": [{"name": "latencyP99"}]},
+                                         "baseline": {}, "canary": {}, )",
+                                                                 c.extra, "}"),
+                                                    c.options);
+    ASSERT_FALSE(in.ok());
+    EXPECT_EQ(in.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(in.status().message(), HasSubstr(c.message));
+  }
+}
+
+TEST(JudgeOnceTest, WindowObjectsAreJudgedWithTheirTimesAndTheSpecsWarmup) {
+  // Two pods per arm, six 30s windows each; canary pod c2 started 40s before its first
+  // window, so with a warm-up of 90s its first two windows count in neither arm.
+  std::string baseline, canary;
+  for (int i = 0; i < 6; ++i) {
+    for (int pod = 0; pod < 2; ++pod) {
+      const int start = 1000 + 30 * i;
+      const std::string times = absl::StrCat(R"("start": )", start, R"(, "end": )", start + 30);
+      absl::StrAppend(&baseline, baseline.empty() ? "" : ",", R"({"pod": "b)", pod, R"(", )", times,
+                      R"(, "value": )", 10 + i + pod, "}");
+      absl::StrAppend(&canary, canary.empty() ? "" : ",", R"({"pod": "c)", pod, R"(", )", times,
+                      R"(, "podStart": )", pod == 0 ? 0 : 960, R"(, "value": )", 30 + i + pod, "}");
+    }
+  }
+  absl::StatusOr<JudgeInput> in = ParseJudgeInput(absl::StrCat(
+      R"({"analysis": {"minSamples": 3, "warmup": "90s", "metrics": [{"name": "latencyP99"}]},
+          "baseline": {"latencyP99": [)",
+      baseline, R"(]}, "canary": {"latencyP99": [)", canary, "]}}"));
+  ASSERT_TRUE(in.ok()) << in.status();
+  Decision d = JudgeOnce(*in);
+  ASSERT_EQ(d.metrics.size(), 1u);
+  EXPECT_EQ(d.metrics[0].baseline.n, 12);
+  EXPECT_EQ(d.metrics[0].canary.n, 10);
+  EXPECT_EQ(d.kind, DecisionKind::kFail);  // the canary is 3x the baseline in every window
 }
 
 TEST(JudgeOnceTest, OneLookWithTheWholeBudgetAndTheStepOver) {

@@ -53,6 +53,37 @@ int64_t CompletedIntervals(const VerdictRequest& request) {
 JudgeVerdictSource::JudgeVerdictSource(WindowSource& windows, JudgeSourceOptions options)
     : windows_(windows), options_(std::move(options)) {}
 
+absl::Time StepEnd(const VerdictRequest& request) {
+  return request.analysis_start + request.step_duration * (1 + std::max(0, request.extensions));
+}
+
+absl::Time LookBoundary(const VerdictRequest& request) {
+  return request.analysis_start + request.analysis->interval * CompletedIntervals(request);
+}
+
+absl::Time NextLookTime(const VerdictRequest& request) {
+  return std::min(LookBoundary(request) + request.analysis->interval, StepEnd(request));
+}
+
+JudgeOptions OptionsFor(const rollout::AnalysisSpec& spec, JudgeOptions base) {
+  if (spec.warmup) base.warmup = *spec.warmup;
+  return base;
+}
+
+Decision JudgeLook(const VerdictRequest& request, const Look& look, ArmWindows windows,
+                   const JudgeOptions& options) {
+  // One look, one data set: only the windows that ended by this look's interval boundary.
+  const absl::Time boundary = LookBoundary(request);
+  for (MetricWindows* arm : {&windows.baseline, &windows.canary}) {
+    for (auto& [metric, ws] : *arm) {
+      ws.erase(
+          std::remove_if(ws.begin(), ws.end(), [&](const Window& w) { return w.end > boundary; }),
+          ws.end());
+    }
+  }
+  return analysis::Judge(*request.analysis, windows, look, OptionsFor(*request.analysis, options));
+}
+
 Look LookFor(const VerdictRequest& request, int steps) {
   const rollout::AnalysisSpec& spec = *request.analysis;
   const int step = std::max(1, request.step);
@@ -62,8 +93,7 @@ Look LookFor(const VerdictRequest& request, int steps) {
   const int64_t completed = CompletedIntervals(request);
   look.index =
       (step - 1) * per_step + static_cast<int>(std::clamp<int64_t>(completed, 1, per_step));
-  look.step_over = request.now >= request.analysis_start +
-                                      request.step_duration * (1 + std::max(0, request.extensions));
+  look.step_over = request.now >= StepEnd(request);
   look.step_ends = 1 + std::max(0, spec.max_extensions);
   return look;
 }
@@ -92,17 +122,13 @@ Verdict JudgeVerdictSource::Judge(const VerdictRequest& request) {
     v.recheck_after = spec.interval;
     return v;
   }
-  const int64_t completed = CompletedIntervals(request);
-  const absl::Time boundary = request.analysis_start + spec.interval * completed;
-  const absl::Time step_end =
-      request.analysis_start + request.step_duration * (1 + std::max(0, request.extensions));
   const Look look = LookFor(request, request.steps > 0 ? request.steps : options_.steps);
   auto recheck = [&] {
-    const absl::Time next = std::min(boundary + spec.interval, step_end);
-    return std::max(next - request.now, absl::ZeroDuration()) + options_.report_grace;
+    return std::max(NextLookTime(request) - request.now, absl::ZeroDuration()) +
+           options_.report_grace;
   };
 
-  if (completed == 0 && !look.step_over) {
+  if (CompletedIntervals(request) == 0 && !look.step_over) {
     Verdict v = rollout::MakeVerdict(
         VerdictKind::kWait, kReasonNotEnoughWindows,
         absl::StrCat("step ", request.step, ": the first analysis window has not ended yet"));
@@ -120,17 +146,7 @@ Verdict JudgeVerdictSource::Judge(const VerdictRequest& request) {
     v.recheck_after = recheck();
     return v;
   }
-  // One look, one data set: only the windows that ended by this look's interval boundary.
-  for (MetricWindows* arm : {&windows->baseline, &windows->canary}) {
-    for (auto& [metric, ws] : *arm) {
-      ws.erase(
-          std::remove_if(ws.begin(), ws.end(), [&](const Window& w) { return w.end > boundary; }),
-          ws.end());
-    }
-  }
-  JudgeOptions judge = options_.judge;
-  if (spec.warmup) judge.warmup = *spec.warmup;
-  Verdict v = ToVerdict(analysis::Judge(spec, *windows, look, judge));
+  Verdict v = ToVerdict(JudgeLook(request, look, *std::move(windows), options_.judge));
   v.evidence["look"] = absl::StrCat(look.index, "/", look.planned);
   if (v.kind == VerdictKind::kWait) v.recheck_after = recheck();
   return v;

@@ -7,7 +7,8 @@
 //
 // A look is one analysis interval: look k of a step sees the windows that ended within k
 // intervals of the analysis start, so the many reconciles of one interval repeat one test on
-// the same data rather than spending alpha on each.
+// the same data rather than spending alpha on each. The pieces of a look (LookFor,
+// JudgeLook, NextLookTime) are public so booster-judge --replay judges through them too.
 //
 //   JudgeVerdictSource verdicts(window_store);   // request.steps sizes the alpha budget
 //   Plan plan = Reconcile(profile, obs, verdicts, clock.Now());
@@ -67,6 +68,28 @@ class JudgeVerdictSource final : public rollout::VerdictSource {
 // The look a request is: index = (step - 1) * LooksPerStep + completed intervals since the
 // analysis start (at least 1, at most LooksPerStep); planned = PlannedLooks(steps).
 Look LookFor(const rollout::VerdictRequest& request, int steps);
+
+// When request's step ends: its analysis start plus stepDuration for the step and each
+// extension already granted. From then on a look decides (step_over).
+absl::Time StepEnd(const rollout::VerdictRequest& request);
+
+// The interval boundary of request's look: the analysis start plus the intervals completed
+// by request.now. The look judges the windows that ended by it.
+absl::Time LookBoundary(const rollout::VerdictRequest& request);
+
+// When the next look is due after request's: the next interval boundary, or the step's end
+// when that comes first. A Wait asks to be rechecked then (plus the report grace).
+absl::Time NextLookTime(const rollout::VerdictRequest& request);
+
+// The judge's options for spec: `base` with spec.warmup when the spec sets one.
+JudgeOptions OptionsFor(const rollout::AnalysisSpec& spec, JudgeOptions base = JudgeOptions());
+
+// The decision of `look` (LookFor(request, ...)) over the step's windows, those reported
+// since its analysis start: Judge on the windows that ended by LookBoundary(request), with
+// OptionsFor(spec, options). JudgeVerdictSource judges every look through it, and so does
+// booster-judge --replay (judge_replay.h), so a replay decides as the operator did.
+Decision JudgeLook(const rollout::VerdictRequest& request, const Look& look, ArmWindows windows,
+                   const JudgeOptions& options = JudgeOptions());
 
 // Decision -> Verdict: the same kind, reason and message; evidence with the figures per
 // metric ("latencyP99.verdict", ".baseline", ".canary", ".changePercent", ".pValue") and the
