@@ -14,11 +14,11 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
 #include "operator/controller/log.h"
+#include "operator/controller/operator_metrics.h"
 #include "operator/feedback/leader_endpoint.h"
 #include "operator/kube/api_status.h"
 #include "operator/kube/config.h"
 #include "operator/kube/cpprest_transport.h"
-#include "operator/rollout/profile/names.h"
 #include "prometheus/counter.h"
 #include "prometheus/exposer.h"
 #include "prometheus/family.h"
@@ -60,159 +60,6 @@ class ProbeHandler final : public CivetHandler {
 };
 
 }  // namespace
-
-// Per-profile gauges (series of a deleted profile are removed) and the process's own.
-class OperatorMetrics final : public ReconcileObserver {
- public:
-  OperatorMetrics()
-      : registry(std::make_shared<prometheus::Registry>()),
-        reconcile_total(prometheus::BuildCounter()
-                            .Name("booster_operator_reconcile_total")
-                            .Help("Reconciles of BoosterProfiles by result")
-                            .Register(*registry)),
-        reconcile_errors(prometheus::BuildCounter()
-                             .Name("booster_operator_reconcile_errors_total")
-                             .Help("Reconciles that ended with an error (retried)")
-                             .Register(*registry)
-                             .Add({})),
-        reconcile_duration(prometheus::BuildHistogram()
-                               .Name("booster_operator_reconcile_duration_seconds")
-                               .Help("Time of one reconcile, API calls included")
-                               .Register(*registry)
-                               .Add({}, prometheus::Histogram::BucketBoundaries{
-                                            0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
-                                            0.5, 1, 2.5, 5, 10})),
-        leader(prometheus::BuildGauge()
-                   .Name("booster_operator_leader")
-                   .Help("1 while this replica is the leader")
-                   .Register(*registry)
-                   .Add({})),
-        informer_synced(prometheus::BuildGauge()
-                            .Name("booster_operator_informer_synced")
-                            .Help("1 once the informer's first list is cached")
-                            .Register(*registry)),
-        informer_events(prometheus::BuildGauge()
-                            .Name("booster_operator_informer_events")
-                            .Help("Watch events handled by each informer")
-                            .Register(*registry)),
-        informer_objects(prometheus::BuildGauge()
-                             .Name("booster_operator_informer_objects")
-                             .Help("Objects cached by each informer")
-                             .Register(*registry)),
-        informer_relists(prometheus::BuildGauge()
-                             .Name("booster_operator_informer_relists")
-                             .Help("Relists after a watch's resourceVersion expired (410 Gone)")
-                             .Register(*registry)),
-        phase_(prometheus::BuildGauge()
-                   .Name("booster_operator_profile_phase")
-                   .Help("1 for the current phase of each BoosterProfile, 0 for the others")
-                   .Register(*registry)),
-        weight_(prometheus::BuildGauge()
-                    .Name("booster_operator_profile_canary_weight")
-                    .Help("Percent of the replicas on the canary")
-                    .Register(*registry)),
-        verdict_(prometheus::BuildGauge()
-                     .Name("booster_operator_verdict_timestamp_seconds")
-                     .Help("Time of the last verdict on each BoosterProfile's step "
-                           "(status.lastDecision), labelled with the step, verdict and reason")
-                     .Register(*registry)),
-        foreign_(prometheus::BuildGauge()
-                     .Name("booster_operator_profile_foreign")
-                     .Help("1 for each BoosterProfile another operator instance manages "
-                           "(label instance); this one writes nothing to it")
-                     .Register(*registry)) {}
-
-  void Reconciled(const std::string& ns, const std::string& name,
-                  const rollout::RolloutStatus& status, const rollout::Observations&) override {
-    std::lock_guard<std::mutex> l(mu_);
-    ForgetForeign(ns + "/" + name);
-    for (rollout::Phase p : kPhases) {
-      phase_
-          .Add({{"namespace", ns}, {"profile", name}, {"phase", std::string(rollout::PhaseName(p))}})
-          .Set(p == status.phase ? 1 : 0);
-    }
-    weight_.Add({{"namespace", ns}, {"profile", name}}).Set(status.canary_weight);
-    known_[ns + "/" + name] = true;
-    // Read from the status, so every leader exports the same series: one per profile, the
-    // last decision's (Grafana draws it as an annotation at the value's time).
-    const std::string key = ns + "/" + name;
-    const std::optional<rollout::Decision>& d = status.last_decision;
-    if (!d || d->time == absl::InfinitePast()) {
-      ForgetVerdict(key);
-      return;
-    }
-    prometheus::Labels labels = {{"namespace", ns},
-                                 {"profile", name},
-                                 {"step", std::to_string(d->step)},
-                                 {"verdict", d->verdict},
-                                 {"reason", d->reason}};
-    auto it = verdicts_.find(key);
-    if (it != verdicts_.end() && it->second.first != labels) ForgetVerdict(key);
-    prometheus::Gauge& g = verdict_.Add(labels);
-    g.Set(absl::ToDoubleSeconds(d->time - absl::UnixEpoch()));
-    verdicts_[key] = {labels, &g};
-  }
-
-  void Forgotten(const std::string& ns, const std::string& name) override {
-    std::lock_guard<std::mutex> l(mu_);
-    ForgetForeign(ns + "/" + name);
-    if (known_.erase(ns + "/" + name) == 0) return;
-    for (rollout::Phase p : kPhases) {
-      phase_.Remove(&phase_.Add(
-          {{"namespace", ns}, {"profile", name}, {"phase", std::string(rollout::PhaseName(p))}}));
-    }
-    weight_.Remove(&weight_.Add({{"namespace", ns}, {"profile", name}}));
-    ForgetVerdict(ns + "/" + name);
-  }
-  void Foreign(const std::string& ns, const std::string& name,
-               const std::string& instance) override {
-    Forgotten(ns, name);
-    std::lock_guard<std::mutex> l(mu_);
-    prometheus::Labels labels = {{"namespace", ns}, {"profile", name}, {"instance", instance}};
-    prometheus::Gauge& g = foreign_.Add(labels);
-    g.Set(1);
-    foreign_series_[ns + "/" + name] = {labels, &g};
-  }
-
-
-  std::shared_ptr<prometheus::Registry> registry;
-  prometheus::Family<prometheus::Counter>& reconcile_total;
-  prometheus::Counter& reconcile_errors;
-  prometheus::Histogram& reconcile_duration;
-  prometheus::Gauge& leader;
-  prometheus::Family<prometheus::Gauge>& informer_synced;
-  prometheus::Family<prometheus::Gauge>& informer_events;
-  prometheus::Family<prometheus::Gauge>& informer_objects;
-  prometheus::Family<prometheus::Gauge>& informer_relists;
-
- private:
-  static constexpr rollout::Phase kPhases[] = {
-      rollout::Phase::kPending,     rollout::Phase::kEnrolling, rollout::Phase::kProgressing,
-      rollout::Phase::kPaused,      rollout::Phase::kPromoting, rollout::Phase::kPromoted,
-      rollout::Phase::kRollingBack, rollout::Phase::kRolledBack, rollout::Phase::kFailed};
-  void ForgetForeign(const std::string& key) {
-    auto it = foreign_series_.find(key);
-    if (it == foreign_series_.end()) return;
-    foreign_.Remove(it->second.second);
-    foreign_series_.erase(it);
-  }
-  void ForgetVerdict(const std::string& key) {
-    auto it = verdicts_.find(key);
-    if (it == verdicts_.end()) return;
-    verdict_.Remove(it->second.second);
-    verdicts_.erase(it);
-  }
-
-  std::mutex mu_;
-  prometheus::Family<prometheus::Gauge>& phase_;
-  prometheus::Family<prometheus::Gauge>& weight_;
-  prometheus::Family<prometheus::Gauge>& verdict_;
-  prometheus::Family<prometheus::Gauge>& foreign_;
-  std::map<std::string, bool> known_;
-  std::map<std::string, std::pair<prometheus::Labels, prometheus::Gauge*>> foreign_series_;
-  // The series of each profile's last decision, by "namespace/name".
-  std::map<std::string, std::pair<prometheus::Labels, prometheus::Gauge*>> verdicts_;
-};
 
 // The reconciler's observer: the metrics, and the window store's steps. A profile at step
 // k (Progressing or Paused) gets that step opened with the template hash of each arm,
@@ -346,7 +193,7 @@ absl::StatusOr<std::unique_ptr<OperatorProcess>> OperatorProcess::Create(
 }
 
 absl::Status OperatorProcess::Build() {
-  metrics_ = std::make_unique<OperatorMetrics>();
+  metrics_ = std::make_unique<OperatorMetrics>(clock_->Now());
   steps_ = std::make_unique<StepTracker>(metrics_.get(), &windows_);
   feedback_metrics_ = std::make_unique<feedback::PrometheusFeedbackObserver>(*metrics_->registry);
   feedback_observers_ = std::make_unique<feedback::FanOutObserver>(

@@ -49,7 +49,7 @@
 
 namespace booster::controller {
 
-class OperatorMetrics;  // prometheus-cpp registry and families (process.cc)
+class OperatorMetrics;  // prometheus-cpp registry and families (operator_metrics.h)
 class StepTracker;      // opens steps in the window store as profiles reach them
 class HttpEndpoints;    // the /metrics exposer and the probe server (process.cc)
 

@@ -96,6 +96,8 @@ Prints the last step verdict (status.lastDecision) and its evidence. For a verdi
 the metrics judge: per metric, each arm's windows and median, the change of the
 canary against the baseline, the p-value of the one-sided test and the metric's own
 verdict. For a verdict by time: how long the step ran against how long it had to.
+A profile in dry run (spec.rollout.analysis.dryRun) says so, and a verdict that would
+have rolled back without it says what it would have done.
 )"},
 };
 

@@ -96,6 +96,13 @@ std::string RenderExplain(const Json& profile) {
   std::string out = absl::StrCat("boosterprofile \"", name, "\" in namespace \"", ns,
                                  "\": ", phase.empty() ? "no status yet" : phase, ", step ",
                                  status.current_step, "\n");
+  const Json::json_pointer dry_run("/spec/rollout/analysis/dryRun");
+  if (profile.contains(dry_run) && profile.at(dry_run) == true) {
+    absl::StrAppend(&out,
+                    "Dry run (spec.rollout.analysis.dryRun): verdicts are reported, but a Fail "
+                    "or an Inconclusive that would roll back does not; the step runs to its end "
+                    "and advances.\n");
+  }
   if (!status.last_decision) {
     absl::StrAppend(&out, "No verdict yet: the first step has not been judged.\n");
     return out;
@@ -106,6 +113,11 @@ std::string RenderExplain(const Json& profile) {
       {"Reason:", d.reason.empty() ? "-" : d.reason},
       {"Message:", d.message.empty() ? "-" : d.message},
   };
+  if (d.dry_run) {
+    block.push_back({"Dry run:", absl::StrCat("without dryRun this ", d.verdict,
+                                              " would have rolled the rollout back at step ",
+                                              d.step, "; it went on instead")});
+  }
   auto ev = [&](const char* key) {
     auto it = d.evidence.find(key);
     return it == d.evidence.end() ? std::string() : it->second;

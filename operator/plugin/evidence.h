@@ -3,7 +3,9 @@
 // "n=<windows> median=<value>", "<metric>.changePercent", "<metric>.pValue" and
 // "<metric>.verdict", plus "judge", "alpha" and "look" (operator/analysis/
 // judge_verdict_source.cc); the time source writes "judge: time", "observed" and
-// "required" (operator/rollout/verdict.cc). Pure.
+// "required" (operator/rollout/verdict.cc). A profile in dry run (spec.rollout.analysis.dryRun)
+// says so, and a verdict dry run kept from rolling back (status.lastDecision.dryRun) says what
+// it would have done. Pure.
 //
 //   std::cout << RenderExplain(profile_json);
 #ifndef BOOSTER_OPERATOR_PLUGIN_EVIDENCE_H_

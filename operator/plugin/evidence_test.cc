@@ -123,6 +123,30 @@ TEST(RenderExplainTest, AVerdictByTimeSaysHowLongTheStepRan) {
   EXPECT_THAT(out, Not(HasSubstr("METRIC")));
 }
 
+TEST(RenderExplainTest, ADryRunProfileSaysSoAndWhatTheVerdictWouldHaveDone) {
+  Json p = ProfileWith(JudgeEvidence(), "Fail");
+  const std::string plain = RenderExplain(p);
+  EXPECT_THAT(plain, Not(HasSubstr("Dry run")));
+  p["spec"]["rollout"]["analysis"]["dryRun"] = true;
+  p["status"]["phase"] = "Progressing";
+  p["status"]["lastDecision"]["dryRun"] = true;
+  p["status"]["lastDecision"]["message"] =
+      "dry run: would have rolled back: latencyP99 is 41% worse on the canary";
+  const std::string out = RenderExplain(p);
+  EXPECT_THAT(out, HasSubstr("Dry run (spec.rollout.analysis.dryRun): verdicts are reported"));
+  EXPECT_THAT(out, HasSubstr("Message:   dry run: would have rolled back: latencyP99 is 41% "
+                             "worse on the canary"));
+  EXPECT_THAT(out, HasSubstr("Dry run:   without dryRun this Fail would have rolled the rollout "
+                             "back at step 1; it went on instead"));
+  EXPECT_THAT(out, HasSubstr("latencyP99      12"));  // the evidence as always
+  // A Pass in a dry-run profile: the profile is in dry run, the verdict spared nothing.
+  p["status"]["lastDecision"]["verdict"] = "Pass";
+  p["status"]["lastDecision"].erase("dryRun");
+  const std::string pass = RenderExplain(p);
+  EXPECT_THAT(pass, HasSubstr("Dry run (spec.rollout.analysis.dryRun)"));
+  EXPECT_THAT(pass, Not(HasSubstr("Dry run:   ")));
+}
+
 TEST(RenderExplainTest, NoVerdictYet) {
   Json p = ProfileWith({}, "Pass");
   p["status"].erase("lastDecision");

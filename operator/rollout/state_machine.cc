@@ -310,6 +310,9 @@ class Machine {
   void EnterStep(int step);
   void Resplit();
   void StartRollback(std::string reason, std::string message);
+  // Whether status.lastDecision is a verdict of this step that dry run kept from rolling
+  // back (of kind `verdict`; "" = any).
+  bool DryRunRecorded(absl::string_view verdict) const;
   // The team's template changed since the rollout recorded it (a new image, `kubectl
   // rollout restart`, their manifest applied): the new revision is kept, and the canary
   // restarts on it at step 1 (or the rollout rolls back, onNewRevision: Rollback). True
@@ -1194,36 +1197,75 @@ void Machine::Progressing() {
         Decision{std::string(verdict), s_.current_step, v.reason, v.message, now_, v.evidence};
   };
   const int steps = static_cast<int>(spec().rollout.steps.size());
-  auto advance = [&](std::string reason, std::string message) {
+  auto advance = [&](std::string reason, std::string message, bool warning = false) {
     if (s_.current_step >= steps) {
       s_.step_start_time = now_;
       To(Phase::kPromoting, std::move(reason),
-         absl::StrCat(message, "; promoting the tuning into Deployment ", TargetName()));
+         absl::StrCat(message, "; promoting the tuning into Deployment ", TargetName()), warning);
       return;
     }
     EnterStep(s_.current_step + 1);
     To(Phase::kProgressing, std::move(reason),
        absl::StrCat(message, "; step ", s_.current_step, " of ", steps, ": ", s_.canary_weight,
-                    "% on the canary (", s_.canary_replicas, " of ", s_.total_replicas, ")"));
+                    "% on the canary (", s_.canary_replicas, " of ", s_.total_replicas, ")"),
+       warning);
   };
+  // analysis.dryRun: a verdict that would roll back is recorded, marked and announced, but
+  // the step runs on to its end (extensions included) and then advances as a Pass would.
+  // Before the end it is recorded once per verdict and step, so the looks that follow (the
+  // judge is still asked) do not announce it again.
+  const absl::Time step_end =
+      s_.analysis_start_time + spec().rollout.step_duration * (1 + s_.extensions);
+  auto spared = [&](absl::string_view verdict, std::string reason, const std::string& what) {
+    const std::string message = absl::StrCat(kDryRunPrefix, what);
+    const bool mid_step = now_ < step_end;
+    const bool fresh = !mid_step || !DryRunRecorded(verdict);
+    if (fresh) {
+      record(verdict);
+      s_.last_decision->dry_run = true;
+      s_.last_decision->message = absl::StrCat(kDryRunPrefix, v.message);
+    }
+    if (!mid_step) {
+      advance(std::move(reason), message, /*warning=*/true);
+      return;
+    }
+    if (fresh) {
+      Event(true, std::move(reason),
+            absl::StrCat(message, "; the step runs on for ",
+                         FormatGoDuration(absl::Ceil(step_end - now_, absl::Seconds(1)))));
+    }
+    Requeue(std::min(step_end - now_, spec().rollout.analysis.interval));
+  };
+  const bool dry_run = spec().rollout.analysis.dry_run;
   switch (v.kind) {
     case VerdictKind::kWait:
       Requeue(v.recheck_after);
       // status.arms follows the windows as they arrive, once per window length.
       if (obs_.arms) Requeue(spec().rollout.analysis.interval);
       return;
-    case VerdictKind::kPass:
+    case VerdictKind::kPass: {
+      // A would-be rollback earlier in this step stays in the transition's message.
+      const std::string earlier =
+          DryRunRecorded("") ? absl::StrCat("; earlier in the step, ", s_.last_decision->message)
+                             : "";
       record("Pass");
-      advance("StepPassed", absl::StrCat("step ", s_.current_step, " passed: ", v.message));
+      advance("StepPassed",
+              absl::StrCat("step ", s_.current_step, " passed: ", v.message, earlier));
       return;
+    }
     case VerdictKind::kFail:
+      if (dry_run) {
+        spared("Fail", "DryRunAnalysisFailed",
+               absl::StrCat("step ", s_.current_step, " failed: ", v.message));
+        return;
+      }
       record("Fail");
       StartRollback("AnalysisFailed",
                     absl::StrCat("step ", s_.current_step, " failed: ", v.message));
       return;
     case VerdictKind::kInconclusive:
-      record("Inconclusive");
       if (s_.extensions < spec().rollout.analysis.max_extensions) {
+        record("Inconclusive");
         ++s_.extensions;
         Event(false, "StepExtended",
               absl::StrCat("step ", s_.current_step, " inconclusive (", v.message,
@@ -1233,16 +1275,28 @@ void Machine::Progressing() {
         return;
       }
       if (spec().rollout.analysis.on_inconclusive == InconclusivePolicy::kPromote) {
+        record("Inconclusive");
         advance("InconclusiveAccepted",
                 absl::StrCat("step ", s_.current_step, " still inconclusive after ", s_.extensions,
                              " extensions; onInconclusive is Promote"));
+      } else if (dry_run) {
+        spared("Inconclusive", "DryRunAnalysisInconclusive",
+               absl::StrCat("step ", s_.current_step, " still inconclusive after ", s_.extensions,
+                            " extensions: ", v.message));
       } else {
+        record("Inconclusive");
         StartRollback("AnalysisInconclusive",
                       absl::StrCat("step ", s_.current_step, " still inconclusive after ",
                                    s_.extensions, " extensions: ", v.message));
       }
       return;
   }
+}
+
+bool Machine::DryRunRecorded(absl::string_view verdict) const {
+  const std::optional<Decision>& d = s_.last_decision;
+  return d && d->dry_run && d->step == s_.current_step && d->time >= s_.step_start_time &&
+         (verdict.empty() || d->verdict == verdict);
 }
 
 void Machine::Paused() {

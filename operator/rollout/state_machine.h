@@ -33,6 +33,13 @@
 // with a test of the profile's resourceVersion) before anything else; a profile claimed by
 // another instance gets no status write and no action (Plan::claimed_by says by whom).
 //
+// Dry run (spec.rollout.analysis.dryRun, docs/analysis.md): the verdict source is asked and
+// its verdicts are recorded as always, but one that would roll back (a Fail, or an
+// Inconclusive that onInconclusive: Rollback ends) is marked Decision::dry_run, its message
+// prefixed with kDryRunPrefix, and announced with a Warning Event (DryRunAnalysisFailed,
+// DryRunAnalysisInconclusive); the step runs on to its end and then advances as a Pass
+// would, with a transition of that reason.
+//
 // Ownership (docs/rollout.md, "Ownership"): the machine writes only what it owns. A
 // target is held by one profile at a time, recorded on the Deployment itself
 // (kHolderUidAnnotation, claimed by the enrollment patch with a resourceVersion test, so
@@ -206,6 +213,9 @@ int32_t PromotionBatch(int32_t n);
 // label, the target's strategy, minReadySeconds and progressDeadlineSeconds.
 Json CanaryDeployment(const ProfileMeta& meta, const DeploymentView& target,
                       const Json& pod_template, int32_t replicas);
+
+// What status.lastDecision.message of a verdict dry run kept from rolling back starts with.
+inline constexpr char kDryRunPrefix[] = "dry run: would have rolled back: ";
 
 // The condition types the machine maintains.
 inline constexpr char kConditionReady[] = "Ready";

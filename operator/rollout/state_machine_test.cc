@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -563,6 +564,175 @@ TEST(ReconcileTest, InconclusiveCanPromoteWhenAsked) {
   Sim sim(4, spec);
   ScriptedVerdictSource verdicts({MakeVerdict(VerdictKind::kInconclusive)});
   Drive(sim, verdicts, [&] { return sim.phase() == Phase::kPromoted; });
+}
+
+// --- analysis.dryRun ----------------------------------------------------------------------
+
+Json DryRunSpec(bool dry_run, Json analysis = Json::object()) {
+  Json spec = SpecJson();
+  analysis["dryRun"] = dry_run;
+  spec["rollout"]["analysis"] = analysis;
+  return spec;
+}
+
+// A verdict source that is a function of the request.
+class FnVerdictSource final : public VerdictSource {
+ public:
+  explicit FnVerdictSource(std::function<Verdict(const VerdictRequest&)> fn) : fn_(std::move(fn)) {}
+  Verdict Judge(const VerdictRequest& request) override { return fn_(request); }
+
+ private:
+  std::function<Verdict(const VerdictRequest&)> fn_;
+};
+
+std::vector<Action> EventsOf(const Sim& sim, absl::string_view reason) {
+  std::vector<Action> out;
+  for (const Action& e : sim.events()) {
+    if (e.reason == reason) out.push_back(e);
+  }
+  return out;
+}
+
+// Drives `sim` to a resting phase; every step that ends must have run `step` from its
+// analysis start, and the phases seen are returned.
+std::vector<Phase> DriveDryRun(Sim& sim, VerdictSource& verdicts, absl::Duration step) {
+  std::vector<Phase> phases = {sim.phase()};
+  for (int i = 0; i < 300 && sim.phase() != Phase::kPromoted && sim.phase() != Phase::kRolledBack;
+       ++i) {
+    const RolloutStatus before = sim.status();
+    sim.Step(verdicts);
+    const RolloutStatus after = sim.status();
+    if (after.phase != phases.back()) phases.push_back(after.phase);
+    if (before.phase == Phase::kProgressing && after.phase != Phase::kRollingBack &&
+        (after.phase != Phase::kProgressing || after.current_step != before.current_step)) {
+      EXPECT_GE(sim.time() - before.analysis_start_time, step)
+          << "step " << before.current_step << " ended early";
+    }
+    sim.now() += absl::Seconds(10);
+  }
+  return phases;
+}
+
+TEST(DryRunTest, AJudgeThatFailsMidStepAndAtTheEndIsReportedAndTheRolloutStillPromotes) {
+  Sim sim(10, DryRunSpec(true));
+  ScriptedVerdictSource verdicts(
+      {MakeVerdict(VerdictKind::kFail, "LatencyRegressed", "p99 12% worse")});
+  Drive(sim, verdicts, [&] { return !verdicts.requests().empty(); });
+  // The first look, mid-step: recorded and announced, and the step goes on.
+  RolloutStatus s = sim.status();
+  EXPECT_EQ(s.phase, Phase::kProgressing);
+  EXPECT_EQ(s.current_step, 1);
+  ASSERT_TRUE(s.last_decision.has_value());
+  EXPECT_EQ(s.last_decision->verdict, "Fail");
+  EXPECT_EQ(s.last_decision->reason, "LatencyRegressed");
+  EXPECT_TRUE(s.last_decision->dry_run);
+  EXPECT_EQ(s.last_decision->message, "dry run: would have rolled back: p99 12% worse");
+  ASSERT_EQ(EventsOf(sim, "DryRunAnalysisFailed").size(), 1u);
+  const Action first = EventsOf(sim, "DryRunAnalysisFailed")[0];
+  EXPECT_EQ(first.event_type, "Warning");
+  EXPECT_EQ(first.message,
+            "dry run: would have rolled back: step 1 failed: p99 12% worse; the step runs on "
+            "for 1m");
+
+  const std::vector<Phase> phases = DriveDryRun(sim, verdicts, absl::Minutes(1));
+  EXPECT_EQ(phases, (std::vector<Phase>{Phase::kProgressing, Phase::kPromoting, Phase::kPromoted}));
+  // Every look was still judged, though none ended a step early.
+  EXPECT_GT(verdicts.requests().size(), 12u);
+  // No rollback: the tuning is on every replica, the canary is gone.
+  EXPECT_TRUE(sim.canary().is_null());
+  EXPECT_EQ(sim.TargetReplicas(), 10);
+  EXPECT_EQ(TemplateArm(sim.target()["spec"]["template"]), kArmPromoted);
+  // Per step: the first Fail mid-step, and the Fail at its end that advanced it.
+  EXPECT_EQ(Reasons(sim.events()),
+            (std::vector<std::string>{"Enrolling", "StepStarted", "DryRunAnalysisFailed",
+                                      "DryRunAnalysisFailed", "DryRunAnalysisFailed",
+                                      "DryRunAnalysisFailed", "DryRunAnalysisFailed",
+                                      "DryRunAnalysisFailed", "Promoted"}));
+  const std::vector<Action> spared = EventsOf(sim, "DryRunAnalysisFailed");
+  for (const Action& e : spared) {
+    EXPECT_EQ(e.event_type, "Warning");
+    EXPECT_THAT(e.message, ::testing::StartsWith(kDryRunPrefix));
+  }
+  ASSERT_GE(spared.size(), 2u);
+  EXPECT_THAT(spared[1].message,
+              HasSubstr("step 1 failed: p99 12% worse; step 2 of 3: 50% on the canary"));
+  s = sim.status();
+  ASSERT_TRUE(s.last_decision.has_value());
+  EXPECT_EQ(s.last_decision->step, 3);
+  EXPECT_EQ(s.last_decision->verdict, "Fail");
+  EXPECT_TRUE(s.last_decision->dry_run);
+  EXPECT_EQ(StatusToJson(s)["lastDecision"]["dryRun"], true);
+}
+
+TEST(DryRunTest, WithoutDryRunTheSameJudgeRollsBackAtStepOne) {
+  Sim sim(10, DryRunSpec(false));
+  ScriptedVerdictSource verdicts(
+      {MakeVerdict(VerdictKind::kFail, "LatencyRegressed", "p99 12% worse")});
+  DriveDryRun(sim, verdicts, absl::ZeroDuration());
+  EXPECT_EQ(sim.phase(), Phase::kRolledBack);
+  EXPECT_EQ(sim.target()["spec"]["template"], OriginalTemplate());
+  RolloutStatus s = sim.status();
+  EXPECT_EQ(s.last_transition->reason, "RolledBack");
+  ASSERT_TRUE(s.last_decision.has_value());
+  EXPECT_EQ(s.last_decision->step, 1);
+  EXPECT_FALSE(s.last_decision->dry_run);
+  EXPECT_EQ(s.last_decision->message, "p99 12% worse");
+  EXPECT_EQ(EventsOf(sim, "AnalysisFailed").size(), 1u);
+  EXPECT_TRUE(EventsOf(sim, "DryRunAnalysisFailed").empty());
+}
+
+TEST(DryRunTest, AFailEarlyInAStepIsAnnouncedOnceAndStaysInTheMessageOfItsPass) {
+  Sim sim(10, DryRunSpec(true));
+  TimeVerdictSource time;
+  // Worse for the first 30s of every step (three looks), then shown within the tolerance.
+  FnVerdictSource verdicts([&](const VerdictRequest& r) {
+    if (r.now < r.analysis_start + absl::Seconds(30)) {
+      return MakeVerdict(VerdictKind::kFail, "LatencyRegressed", "p99 12% worse");
+    }
+    return time.Judge(r);
+  });
+  DriveDryRun(sim, verdicts, absl::Minutes(1));
+  EXPECT_EQ(sim.phase(), Phase::kPromoted);
+  EXPECT_EQ(Reasons(sim.events()),
+            (std::vector<std::string>{"Enrolling", "StepStarted", "DryRunAnalysisFailed",
+                                      "StepPassed", "DryRunAnalysisFailed", "StepPassed",
+                                      "DryRunAnalysisFailed", "StepPassed", "Promoted"}));
+  ASSERT_FALSE(EventsOf(sim, "StepPassed").empty());
+  EXPECT_THAT(EventsOf(sim, "StepPassed")[0].message,
+              HasSubstr("; earlier in the step, dry run: would have rolled back: p99 12% worse"));
+  RolloutStatus s = sim.status();
+  ASSERT_TRUE(s.last_decision.has_value());
+  EXPECT_EQ(s.last_decision->verdict, "Pass");
+  EXPECT_FALSE(s.last_decision->dry_run);
+}
+
+TEST(DryRunTest, AnInconclusiveThatWouldRollBackRunsItsExtensionsAndAdvances) {
+  for (bool dry_run : {true, false}) {
+    SCOPED_TRACE(dry_run ? "dry run" : "not dry run");
+    Sim sim(4, DryRunSpec(dry_run, {{"maxExtensions", 1}}));
+    ScriptedVerdictSource verdicts({MakeVerdict(VerdictKind::kInconclusive, "FewSamples", "n=3")});
+    // One extension: a step ends two durations after its analysis started.
+    DriveDryRun(sim, verdicts, absl::Minutes(2));
+    const size_t extended = EventsOf(sim, "StepExtended").size();
+    const std::vector<Action> spared = EventsOf(sim, "DryRunAnalysisInconclusive");
+    if (!dry_run) {
+      EXPECT_EQ(sim.phase(), Phase::kRolledBack);
+      EXPECT_EQ(extended, 1u);
+      EXPECT_TRUE(spared.empty());
+      continue;
+    }
+    EXPECT_EQ(sim.phase(), Phase::kPromoted);
+    EXPECT_EQ(extended, 3u);
+    ASSERT_EQ(spared.size(), 6u);  // per step: mid-step, then at its end
+    EXPECT_EQ(spared[0].event_type, "Warning");
+    EXPECT_THAT(spared[1].message,
+                HasSubstr("dry run: would have rolled back: step 1 still inconclusive after 1 "
+                          "extensions: n=3; step 2 of 3"));
+    EXPECT_TRUE(EventsOf(sim, "AnalysisInconclusive").empty());
+    ASSERT_TRUE(sim.status().last_decision.has_value());
+    EXPECT_EQ(sim.status().last_decision->verdict, "Inconclusive");
+    EXPECT_TRUE(sim.status().last_decision->dry_run);
+  }
 }
 
 // --- deadlines -----------------------------------------------------------------------------
@@ -1910,20 +2080,23 @@ std::vector<int> RandomSteps(std::mt19937& rng) {
 // the original template verbatim and no Booster annotation on the Deployment.
 TEST(ReconcilePropertyTest, ReplicasNeverExceedNorDriftAcrossCrashes) {
   std::mt19937 rng(20261129);
-  int promoted = 0, rolled_back = 0, crashes = 0;
+  int promoted = 0, rolled_back = 0, crashes = 0, spared = 0;
   for (int scenario = 0; scenario < 120; ++scenario) {
     std::uniform_int_distribution<int32_t> nd(0, 25);
     const int32_t n = nd(rng);
     Json spec = SpecJson();
     spec["rollout"]["steps"] = RandomSteps(rng);
-    spec["rollout"]["analysis"] = {{"maxExtensions", 1}};
+    // One scenario in four in dry run: its Fails and Inconclusives never roll back.
+    const bool dry_run = scenario % 4 == 3;
+    spec["rollout"]["analysis"] = {{"maxExtensions", 1}, {"dryRun", dry_run}};
     Sim sim(n, spec);
-    SCOPED_TRACE(
-        absl::StrCat("scenario ", scenario, " n=", n, " steps=", spec["rollout"]["steps"].dump()));
+    SCOPED_TRACE(absl::StrCat("scenario ", scenario, " n=", n,
+                              " steps=", spec["rollout"]["steps"].dump(), " dryRun=", dry_run));
     std::uniform_real_distribution<double> u(0, 1);
     ScriptedVerdictSource verdicts;
     int token = 0;
     bool paused = false;
+    bool went_on = false;  // past a verdict that would have rolled back
     for (int i = 0; i < 400; ++i) {
       const Phase ph = sim.phase();
       if ((ph == Phase::kPromoted || ph == Phase::kRolledBack) && sim.canary().is_null() &&
@@ -1955,6 +2128,19 @@ TEST(ReconcilePropertyTest, ReplicasNeverExceedNorDriftAcrossCrashes) {
       Plan p = sim.Step(verdicts, settle, execute, [&] { ASSERT_LE(sim.Total(), n); });
       if (HasFatalFailure()) return;
       RolloutStatus s = sim.status();
+      if (s.last_transition) {
+        const std::string& why = s.last_transition->reason;
+        if (dry_run) {
+          ASSERT_NE(why, "AnalysisFailed");
+          ASSERT_NE(why, "AnalysisInconclusive");
+        } else {
+          ASSERT_FALSE(absl::StartsWith(why, "DryRun")) << why;
+        }
+      }
+      if (s.last_decision && s.last_decision->dry_run) {
+        ASSERT_TRUE(dry_run);
+        went_on = true;
+      }
       if (s.phase != Phase::kPending && s.phase != Phase::kFailed) {
         ASSERT_EQ(s.total_replicas, n);
         ASSERT_EQ(s.stable_replicas + s.canary_replicas, n) << PhaseName(s.phase);
@@ -1969,6 +2155,7 @@ TEST(ReconcilePropertyTest, ReplicasNeverExceedNorDriftAcrossCrashes) {
       }
       sim.now() += absl::Seconds(20);
     }
+    spared += went_on;
     const Phase end = sim.phase();
     ASSERT_TRUE(end == Phase::kPromoted || end == Phase::kRolledBack) << PhaseName(end);
     EXPECT_TRUE(sim.canary().is_null());
@@ -1987,8 +2174,11 @@ TEST(ReconcilePropertyTest, ReplicasNeverExceedNorDriftAcrossCrashes) {
   EXPECT_GT(promoted, 20);
   EXPECT_GT(rolled_back, 20);
   EXPECT_GT(crashes, 300);
-  std::printf("property: %d promoted, %d rolled back, %d crashed reconciles\n", promoted,
-              rolled_back, crashes);
+  EXPECT_GT(spared, 2) << "dry-run scenarios past a verdict that would have rolled back";
+  std::printf(
+      "property: %d promoted, %d rolled back, %d crashed reconciles; %d dry-run "
+      "scenarios went on past a verdict that would have rolled back\n",
+      promoted, rolled_back, crashes, spared);
 }
 
 // The team owns the Deployment: at random points (between two reconciles, or between two

@@ -157,7 +157,7 @@ void ParseAnalysis(const Json& j, AnalysisSpec& out, absl::Duration step_duratio
   const std::string p = "spec.rollout.analysis";
   if (!CheckObject(j, p,
                    {"mode", "interval", "warmup", "minSamples", "confidence", "maxExtensions",
-                    "onInconclusive", "metrics", "source"},
+                    "onInconclusive", "dryRun", "metrics", "source"},
                    errors)) {
     return;
   }
@@ -179,6 +179,7 @@ void ParseAnalysis(const Json& j, AnalysisSpec& out, absl::Duration step_duratio
   if (auto v = GetEnum(j, "onInconclusive", p, {"Rollback", "Promote"}, errors)) {
     out.on_inconclusive = static_cast<InconclusivePolicy>(*v);
   }
+  if (auto v = GetBool(j, "dryRun", p, errors)) out.dry_run = *v;
   if (const Json* m = Field(j, "metrics")) {
     const std::string mp = FieldPath(p, "metrics");
     if (!m->is_array()) {

@@ -51,6 +51,7 @@ TEST(ParseSpecTest, DefaultsMatchTheCrd) {
   EXPECT_EQ(spec->rollout.analysis.max_extensions, 2);
   EXPECT_EQ(spec->rollout.analysis.min_samples, 10);
   EXPECT_EQ(spec->rollout.analysis.on_inconclusive, InconclusivePolicy::kRollback);
+  EXPECT_FALSE(spec->rollout.analysis.dry_run);
   EXPECT_EQ(spec->tuning.placement, CpuPlacement::kNone);
   EXPECT_EQ(spec->tuning.preload.allocator, Allocator::kDefault);
   EXPECT_TRUE(spec->tuning.sysctls.empty());
@@ -257,6 +258,34 @@ TEST(ParseSpecTest, OnNewRevisionTakesEachPolicy) {
     ASSERT_TRUE(spec.ok()) << spec.status();
     EXPECT_EQ(spec->rollout.on_new_revision, policy) << text;
   }
+}
+
+TEST(ParseSpecTest, DryRunIsABooleanAndNothingElse) {
+  auto parse = [](const char* value) {
+    return ParseSpec(Json::parse(absl::StrCat(
+        R"({"targetRef": {"kind": "Deployment", "name": "web"}, "rollout": {"analysis": )",
+        R"({"dryRun": )", value, "}}}")));
+  };
+  for (const auto& [text, want] : {std::pair{"true", true}, std::pair{"false", false}}) {
+    absl::StatusOr<ProfileSpec> spec = parse(text);
+    ASSERT_TRUE(spec.ok()) << spec.status();
+    EXPECT_EQ(spec->rollout.analysis.dry_run, want) << text;
+  }
+  for (const char* bad : {R"("true")", "1"}) {
+    absl::StatusOr<ProfileSpec> spec = parse(bad);
+    ASSERT_FALSE(spec.ok()) << bad;
+    EXPECT_THAT(spec.status().message(),
+                HasSubstr("spec.rollout.analysis.dryRun: must be true or false"))
+        << bad;
+  }
+  // A misspelling is an unknown field, as anywhere else in the spec.
+  absl::StatusOr<ProfileSpec> typo = ParseSpec(J(R"({"targetRef": {"kind": "Deployment",
+      "name": "web"}, "rollout": {"analysis": {"dryrun": true}}})"));
+  ASSERT_FALSE(typo.ok());
+  EXPECT_THAT(typo.status().message(),
+              HasSubstr("spec.rollout.analysis.dryrun: unknown field; known fields are mode, "
+                        "interval, warmup, minSamples, confidence, maxExtensions, "
+                        "onInconclusive, dryRun, metrics, source"));
 }
 
 TEST(ParseProfileTest, ReadsMetadataAndKeepsABadSpecAsAnError) {

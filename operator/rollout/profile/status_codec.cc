@@ -67,6 +67,9 @@ RolloutStatus ParseStatus(const Json& j) {
     dec.reason = StringAt(*d, "reason");
     dec.message = StringAt(*d, "message");
     dec.time = TimeAt(*d, "time");
+    if (const Json* dr = Field(*d, "dryRun"); dr != nullptr && dr->is_boolean()) {
+      dec.dry_run = dr->get<bool>();
+    }
     if (const Json* e = Field(*d, "evidence"); e != nullptr && e->is_object()) {
       for (auto it = e->begin(); it != e->end(); ++it) {
         if (it.value().is_string()) dec.evidence[it.key()] = it.value().get<std::string>();
@@ -147,6 +150,7 @@ Json StatusToJson(const RolloutStatus& s) {
               {"evidence", Json::object()}};
     for (const auto& [k, v] : s.last_decision->evidence) d["evidence"][k] = v;
     PutTime(d, "time", s.last_decision->time);
+    if (s.last_decision->dry_run) d["dryRun"] = true;
     j["lastDecision"] = d;
   }
   Json conds = Json::array();

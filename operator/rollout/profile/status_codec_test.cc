@@ -48,6 +48,12 @@ TEST(StatusTest, RoundTripsThroughJson) {
   // And through text, as the API server stores it.
   EXPECT_EQ(ParseStatus(Json::parse(StatusToJson(s).dump())), s);
   EXPECT_EQ(ParseStatus(StatusToJson(RolloutStatus{})), RolloutStatus{});
+  // A decision dry run kept from rolling back says so; others carry no dryRun key.
+  EXPECT_FALSE(StatusToJson(s)["lastDecision"].contains("dryRun"));
+  s.last_decision->verdict = "Fail";
+  s.last_decision->dry_run = true;
+  EXPECT_EQ(StatusToJson(s)["lastDecision"]["dryRun"], true);
+  EXPECT_EQ(ParseStatus(Json::parse(StatusToJson(s).dump())), s);
 }
 
 TEST(StatusTest, WritesTheFieldsThePrinterColumnsRead) {

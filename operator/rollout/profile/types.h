@@ -84,6 +84,10 @@ struct AnalysisSpec {
   double confidence = 0.95;
   int max_extensions = 2;
   InconclusivePolicy on_inconclusive = InconclusivePolicy::kRollback;
+  // Shadow mode: every verdict is computed and reported, but one that would roll back (a
+  // Fail, or an Inconclusive that onInconclusive: Rollback ends) does not; the step runs
+  // its duration and advances as a Pass would (state_machine.h).
+  bool dry_run = false;
   std::vector<MetricSpec> metrics;
   // spec.rollout.analysis.source: where the application's request metrics are, validated
   // and with only the keys given ({} = the agent finds port and names). Handed to the
@@ -147,6 +151,8 @@ struct Decision {
   std::string message;
   absl::Time time = absl::InfinitePast();
   std::map<std::string, std::string> evidence;
+  // The verdict would have rolled the rollout back and did not: analysis.dryRun was set.
+  bool dry_run = false;
 
   bool operator==(const Decision&) const = default;
 };

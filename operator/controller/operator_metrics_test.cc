@@ -1,0 +1,61 @@
+#include "operator/controller/operator_metrics.h"
+
+#include <string>
+
+#include "gtest/gtest.h"
+#include "prometheus/registry.h"
+
+namespace booster::controller {
+namespace {
+
+const absl::Time kStart = absl::FromUnixSeconds(1'800'000'000);
+
+// The value of the series of `family` with `verdict`; -1 when absent.
+double DryRunCount(OperatorMetrics& metrics, const std::string& verdict) {
+  for (const prometheus::MetricFamily& f : metrics.registry->Collect()) {
+    if (f.name != "booster_operator_dry_run_verdicts_total") continue;
+    for (const prometheus::ClientMetric& m : f.metric) {
+      for (const prometheus::ClientMetric::Label& l : m.label) {
+        if (l.name == "verdict" && l.value == verdict) return m.counter.value;
+      }
+    }
+  }
+  return -1;
+}
+
+rollout::RolloutStatus WithDecision(const std::string& verdict, absl::Time time, bool dry_run) {
+  rollout::RolloutStatus s;
+  s.phase = rollout::Phase::kProgressing;
+  s.last_decision = rollout::Decision{.verdict = verdict, .step = 1, .time = time};
+  s.last_decision->dry_run = dry_run;
+  return s;
+}
+
+TEST(OperatorMetricsTest, CountsEachDryRunDecisionOnceAndNoneMadeBeforeTheProcess) {
+  OperatorMetrics metrics(kStart);
+  // Written by an earlier process: already counted there.
+  metrics.Reconciled("shop", "web", WithDecision("Fail", kStart - absl::Minutes(1), true), {});
+  EXPECT_EQ(DryRunCount(metrics, "Fail"), -1);
+  // A decision of this process, seen on every pass that follows: one.
+  const rollout::RolloutStatus fail = WithDecision("Fail", kStart + absl::Minutes(1), true);
+  for (int i = 0; i < 3; ++i) metrics.Reconciled("shop", "web", fail, {});
+  EXPECT_EQ(DryRunCount(metrics, "Fail"), 1);
+  // The one at the step's end, and an Inconclusive: each its own.
+  metrics.Reconciled("shop", "web", WithDecision("Fail", kStart + absl::Minutes(2), true), {});
+  metrics.Reconciled("shop", "web", WithDecision("Inconclusive", kStart + absl::Minutes(3), true),
+                     {});
+  EXPECT_EQ(DryRunCount(metrics, "Fail"), 2);
+  EXPECT_EQ(DryRunCount(metrics, "Inconclusive"), 1);
+  // A verdict that rolled back (no dry run), or a Pass: not a dry-run verdict.
+  metrics.Reconciled("shop", "web", WithDecision("Fail", kStart + absl::Minutes(4), false), {});
+  metrics.Reconciled("shop", "web", WithDecision("Pass", kStart + absl::Minutes(5), false), {});
+  EXPECT_EQ(DryRunCount(metrics, "Fail"), 2);
+  EXPECT_EQ(DryRunCount(metrics, "Pass"), -1);
+  // The series go with the profile.
+  metrics.Forgotten("shop", "web");
+  EXPECT_EQ(DryRunCount(metrics, "Fail"), -1);
+  EXPECT_EQ(DryRunCount(metrics, "Inconclusive"), -1);
+}
+
+}  // namespace
+}  // namespace booster::controller
