@@ -366,6 +366,12 @@ MetricEvidence JudgeMetric(const AnalysisSpec& spec, const MetricSpec& metric,
   return e;
 }
 
+// Too few windows in an arm, or too few intervals both arms cover, to compare them at all.
+bool ShortOfData(const MetricEvidence& e, const AnalysisSpec& spec) {
+  return e.baseline.n < spec.min_samples || e.canary.n < spec.min_samples ||
+         (e.method == "paired" && e.intervals < kMinIntervals);
+}
+
 std::vector<std::string> NotesOf(const std::vector<MetricEvidence>& metrics,
                                  MetricVerdict verdict) {
   std::vector<std::string> notes;
@@ -440,7 +446,7 @@ Decision Judge(const AnalysisSpec& spec, const ArmWindows& windows, const Look& 
   bool short_of_windows = false;  // some metric (required, or not yet known) lacks windows
   int passed = 0;
   for (const MetricEvidence& e : d.metrics) {
-    if (e.baseline.n < spec.min_samples || e.canary.n < spec.min_samples) {
+    if (ShortOfData(e, spec)) {
       short_of_windows = short_of_windows || e.required || !look.step_over;
     }
     if (e.verdict == MetricVerdict::kPass) ++passed;
@@ -454,7 +460,7 @@ Decision Judge(const AnalysisSpec& spec, const ArmWindows& windows, const Look& 
       d.reason = kReasonNotEnoughWindows;
       std::vector<std::string> notes;
       for (const MetricEvidence& e : d.metrics) {
-        if (e.baseline.n < spec.min_samples || e.canary.n < spec.min_samples) {
+        if (ShortOfData(e, spec)) {
           notes.push_back(e.note);
         }
       }
@@ -474,7 +480,7 @@ Decision Judge(const AnalysisSpec& spec, const ArmWindows& windows, const Look& 
     std::vector<std::string> notes;
     for (const MetricEvidence& e : d.metrics) {
       if (e.required && e.verdict == MetricVerdict::kInconclusive &&
-          (e.baseline.n < spec.min_samples || e.canary.n < spec.min_samples)) {
+          (ShortOfData(e, spec))) {
         notes.push_back(e.note);
       }
     }

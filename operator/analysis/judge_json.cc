@@ -43,9 +43,16 @@ absl::StatusOr<absl::Time> Seconds(const Json& v, absl::string_view path) {
   return Invalid(path, absl::StrCat("must be a finite number of seconds, got ", v.dump()));
 }
 
+// The time an untimed window (a bare value, or an object without start and end) is given:
+// the i-th of its list spans interval i from the epoch, so the i-th windows of the two arms
+// are judged as measured over the same interval.
+absl::Time UntimedStart(size_t i, absl::Duration interval) {
+  return absl::UnixEpoch() + interval * static_cast<int64_t>(i);
+}
+
 // {"pod", "node", "start", "end", "podStart", "value", "requests"} -> a Window. Without
-// start and end the window spans [epoch, epoch + interval], like a bare value.
-absl::StatusOr<Window> ParseWindowObject(const Json& o, const std::string& path,
+// start and end it is the index-th window of its list, like a bare value.
+absl::StatusOr<Window> ParseWindowObject(const Json& o, const std::string& path, size_t index,
                                          absl::Duration interval, Timing& timing) {
   for (auto it = o.begin(); it != o.end(); ++it) {
     const absl::string_view key = it.key();
@@ -93,7 +100,7 @@ absl::StatusOr<Window> ParseWindowObject(const Json& o, const std::string& path,
   }
   if (!has_start) {
     if (o.contains("podStart")) return Invalid(path + ".podStart", "needs start and end");
-    w.start = absl::UnixEpoch();
+    w.start = UntimedStart(index, interval);
     w.end = w.start + interval;
     if (timing.untimed.empty()) timing.untimed = path;
     return w;
@@ -117,7 +124,7 @@ absl::StatusOr<Window> ParseWindowObject(const Json& o, const std::string& path,
   return w;
 }
 
-// {metric: [value, ...]} -> windows spanning [epoch, epoch + interval]; {metric: [{window},
+// {metric: [value, ...]} -> window i spanning interval i from the epoch; {metric: [{window},
 // ...]} -> the windows as described.
 absl::Status ParseArm(const Json& arm, absl::string_view field, absl::Duration interval,
                       MetricWindows& out, Timing& timing) {
@@ -154,7 +161,7 @@ absl::Status ParseArm(const Json& arm, absl::string_view field, absl::Duration i
                                         v.dump()));
       }
       if (v.is_object()) {
-        absl::StatusOr<Window> w = ParseWindowObject(v, at, interval, timing);
+        absl::StatusOr<Window> w = ParseWindowObject(v, at, i, interval, timing);
         if (!w.ok()) return w.status();
         windows.push_back(*std::move(w));
         continue;
@@ -164,7 +171,7 @@ absl::Status ParseArm(const Json& arm, absl::string_view field, absl::Duration i
                                         "\"start\", \"end\", \"value\"}, got ",
                                         v.dump()));
       }
-      const absl::Time start = absl::UnixEpoch();
+      const absl::Time start = UntimedStart(i, interval);
       windows.push_back(Window{start, start + interval, v.get<double>(), "", absl::InfinitePast()});
       if (timing.untimed.empty()) timing.untimed = at;
     }

@@ -24,9 +24,9 @@ namespace booster::analysis {
 
 struct JudgeInput {
   rollout::AnalysisSpec analysis;
-  // Each metric's windows are bare values or objects. Bare values carry no times: every such
-  // window spans [epoch, epoch + interval], so the arms' time ranges coincide, and no pod is
-  // young, so no warm-up applies. Objects carry their pod, node, requests and times
+  // Each metric's windows are bare values or objects. Bare values carry no times: the i-th
+  // of a list spans interval i from the epoch, so the arms' i-th windows are paired, and no
+  // pod is young, so no warm-up applies. Objects carry their pod, node, requests and times
   // ("start", "end", "podStart": seconds, read as seconds since the Unix epoch). Either
   // every window of the input has times or none has.
   ArmWindows windows;

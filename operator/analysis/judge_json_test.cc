@@ -1,10 +1,12 @@
 #include "operator/analysis/judge_json.h"
 
+#include <cmath>
 #include <string>
 
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "operator/analysis/distributions.h"
 
 namespace booster::analysis {
 namespace {
@@ -33,7 +35,8 @@ TEST(ParseJudgeInputTest, AppliesTheCrdDefaults) {
   const std::vector<Window>& b = in->windows.baseline.at("latencyP99");
   ASSERT_EQ(b.size(), 2u);
   EXPECT_DOUBLE_EQ(b[1].value, 0.049);
-  EXPECT_EQ(b[0].start, b[1].start);  // no times: every window is simultaneous
+  // No times: the i-th window spans the i-th interval, so the arms' i-th windows pair.
+  EXPECT_EQ(b[1].start - b[0].start, in->analysis.interval);
   EXPECT_TRUE(in->windows.canary.empty());
 }
 
@@ -255,7 +258,7 @@ TEST(JudgeOnceTest, WindowObjectsAreJudgedWithTheirTimesAndTheSpecsWarmup) {
       absl::StrAppend(&baseline, baseline.empty() ? "" : ",", R"({"pod": "b)", pod, R"(", )", times,
                       R"(, "value": )", 10 + i + pod, "}");
       absl::StrAppend(&canary, canary.empty() ? "" : ",", R"({"pod": "c)", pod, R"(", )", times,
-                      R"(, "podStart": )", pod == 0 ? 0 : 960, R"(, "value": )", 30 + i + pod, "}");
+                      R"(, "podStart": )", pod == 0 ? 0 : 960, R"(, "value": )", 3 * (10 + i + pod), "}");
     }
   }
   absl::StatusOr<JudgeInput> in = ParseJudgeInput(absl::StrCat(
@@ -274,11 +277,13 @@ TEST(JudgeOnceTest, OneLookWithTheWholeBudgetAndTheStepOver) {
   absl::StatusOr<JudgeInput> in = ParseJudgeInput(R"({
     "analysis": {"minSamples": 3, "metrics": [{"name": "latencyP99"}, {"name": "errorRate"}]},
     "baseline": {"latencyP99": [10, 11, 12, 13], "errorRate": []},
-    "canary": {"latencyP99": [20, 21, 22, 23]}
+    "canary": {"latencyP99": [20, 22, 24, 26]}
   })");
   ASSERT_TRUE(in.ok()) << in.status();
   Decision d = JudgeOnce(*in);
-  // 4 vs 4, complete separation: p = 1/70 = 0.0143 <= 0.05 * 0.75 / 2 metrics = 0.01875.
+  // The i-th windows are paired: the canary 2x in each of 4 intervals, one pod per arm, so
+  // only the 2% pod floor is noise: t = log 2 / (log 1.02 sqrt 2), 3 degrees of freedom,
+  // against 0.05 * kLocationShare / 2 metrics.
   EXPECT_EQ(d.kind, DecisionKind::kFail);
   nlohmann::ordered_json j = DecisionToJson(d);
   EXPECT_EQ(j["verdict"], "Fail");
@@ -288,10 +293,12 @@ TEST(JudgeOnceTest, OneLookWithTheWholeBudgetAndTheStepOver) {
   EXPECT_EQ(j["metrics"][0]["verdict"], "Fail");
   EXPECT_EQ(j["metrics"][0]["baseline"]["n"], 4);
   EXPECT_DOUBLE_EQ(j["metrics"][0]["baseline"]["median"].get<double>(), 11.5);
-  EXPECT_DOUBLE_EQ(j["metrics"][0]["canary"]["median"].get<double>(), 21.5);
-  EXPECT_NEAR(j["metrics"][0]["changePercent"].get<double>(), 100.0 * 10 / 11.5, 1e-9);
-  EXPECT_EQ(j["metrics"][0]["changeOf"], "median");
-  EXPECT_NEAR(j["metrics"][0]["pValue"].get<double>(), 1.0 / 70, 1e-12);
+  EXPECT_DOUBLE_EQ(j["metrics"][0]["canary"]["median"].get<double>(), 23);
+  EXPECT_NEAR(j["metrics"][0]["changePercent"].get<double>(), 100, 1e-9);
+  EXPECT_EQ(j["metrics"][0]["changeOf"], "mean");
+  EXPECT_NEAR(j["metrics"][0]["pValue"].get<double>(),
+              StudentTUpper(std::log(2.0) / (std::log(1.02) * std::sqrt(2.0)), 3), 1e-12);
+  EXPECT_LE(j["metrics"][0]["pValue"].get<double>(), 0.05 * kLocationShare / 2);
   // errorRate has no windows: figures that do not exist are null, the verdict Inconclusive.
   EXPECT_EQ(j["metrics"][1]["verdict"], "Inconclusive");
   EXPECT_TRUE(j["metrics"][1]["baseline"]["median"].is_null());

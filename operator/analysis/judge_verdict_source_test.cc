@@ -5,6 +5,7 @@
 
 #include "absl/status/status.h"
 #include "gmock/gmock.h"
+#include "absl/strings/numbers.h"
 #include "gtest/gtest.h"
 
 namespace booster::analysis {
@@ -109,10 +110,10 @@ TEST(JudgeVerdictSourceTest, WaitsForTheFirstWindowWithoutAskingTheStore) {
 
 TEST(JudgeVerdictSourceTest, FailsARegressionMidStepWithEvidence) {
   FakeWindowSource store;
-  store.windows = Reports(3, 1.3);
+  store.windows = Reports(6, 1.3);
   JudgeVerdictSource source(store);
   const AnalysisSpec spec = MetricsSpec();
-  Verdict v = source.Judge(Request(spec, absl::Seconds(95)));
+  Verdict v = source.Judge(Request(spec, absl::Seconds(185)));
   ASSERT_EQ(store.queries.size(), 1u);
   EXPECT_EQ(store.queries[0].profile_name, "checkout");
   EXPECT_EQ(store.queries[0].step, 1);
@@ -121,12 +122,15 @@ TEST(JudgeVerdictSourceTest, FailsARegressionMidStepWithEvidence) {
   EXPECT_EQ(v.reason, "AnalysisFailed");
   EXPECT_THAT(v.message, HasSubstr("latencyP99 is worse (+30.0%"));
   EXPECT_EQ(v.evidence["judge"], "metrics");
-  EXPECT_EQ(v.evidence["look"], "3/24");
+  EXPECT_EQ(v.evidence["look"], "6/24");
   EXPECT_EQ(v.evidence["latencyP99.verdict"], "Fail");
-  EXPECT_EQ(v.evidence["latencyP99.baseline"], "n=9 median=100");
-  EXPECT_EQ(v.evidence["latencyP99.canary"], "n=9 median=130");
+  EXPECT_EQ(v.evidence["latencyP99.baseline"], "n=18 median=100.1");
+  EXPECT_EQ(v.evidence["latencyP99.canary"], "n=18 median=130.1");
   EXPECT_EQ(v.evidence["latencyP99.changePercent"], "30");
-  EXPECT_EQ(v.evidence["latencyP99.pValue"], "2.057e-05");  // 1 / C(18, 9)
+  // Held to this look's share of the level test: 0.05 / 24 looks x kLocationShare.
+  double p = 1;
+  ASSERT_TRUE(absl::SimpleAtod(v.evidence["latencyP99.pValue"], &p));
+  EXPECT_LE(p, 0.05 / 24 * kLocationShare);
 }
 
 TEST(JudgeVerdictSourceTest, OnlyWindowsEndedByTheLookBoundaryCount) {
@@ -147,7 +151,9 @@ TEST(JudgeVerdictSourceTest, PassesOnlyOnceTheStepIsOver) {
   FakeWindowSource store;
   store.windows = Reports(4, 1.0);
   JudgeVerdictSource source(store);
-  const AnalysisSpec spec = MetricsSpec();
+  // Within 20%: three pods per arm over four intervals show alike arms to be so.
+  AnalysisSpec spec = MetricsSpec();
+  spec.metrics[0].max_regression_percent = 20;
   EXPECT_EQ(source.Judge(Request(spec, absl::Seconds(119))).kind, VerdictKind::kWait);
   Verdict v = source.Judge(Request(spec, absl::Minutes(2)));
   EXPECT_EQ(v.kind, VerdictKind::kPass);
