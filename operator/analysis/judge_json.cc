@@ -303,6 +303,19 @@ nlohmann::ordered_json DecisionToJson(const Decision& decision) {
                                                  : Ordered(e.change_of_means ? "mean" : "median");
     m["pValue"] = figure(e.p_value);
     m["alpha"] = figure(e.alpha);
+    m["method"] = e.method.empty() ? Ordered(nullptr) : Ordered(e.method);
+    if (e.method == "paired") {
+      m["intervals"] = e.intervals;
+      m["pods"] = Ordered{{"baseline", e.baseline_pods}, {"canary", e.canary_pods}};
+      m["podSdPercent"] = figure(e.pod_sd_percent);
+      m["onsetPValue"] = figure(e.onset_p_value);
+      m["onsetAlpha"] = figure(e.onset_alpha);
+    } else if (e.method == "rate") {
+      m["events"] = Ordered{{"baseline", e.baseline_events}, {"canary", e.canary_events}};
+      m["exposure"] = Ordered{{"baseline", e.baseline_exposure}, {"canary", e.canary_exposure}};
+    }
+    m["upperBoundPercent"] = figure(e.upper_bound_percent);
+    m["passAlpha"] = figure(e.pass_alpha);
     m["note"] = e.note;
     out["metrics"].push_back(std::move(m));
   }

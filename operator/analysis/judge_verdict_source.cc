@@ -167,6 +167,10 @@ Verdict ToVerdict(const Decision& decision) {
                                                 ? (e.change_percent > 0 ? "+inf" : "-inf")
                                                 : Num(e.change_percent);
     v.evidence[e.name + ".pValue"] = Num(e.p_value);
+    if (!std::isnan(e.upper_bound_percent)) {
+      v.evidence[e.name + ".atWorstPercent"] =
+          std::isinf(e.upper_bound_percent) ? "+inf" : Num(e.upper_bound_percent);
+    }
   }
   return v;
 }

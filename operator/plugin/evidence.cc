@@ -124,7 +124,7 @@ std::string RenderExplain(const Json& profile) {
   };
   const std::string judge = ev("judge");
   if (judge == "metrics") {
-    std::string line = "metrics (one-sided Mann-Whitney per metric, canary against baseline)";
+    std::string line = "metrics (canary against baseline, paired by interval, pods as units)";
     if (!ev("look").empty()) absl::StrAppend(&line, ", look ", ev("look"));
     if (!ev("alpha").empty()) absl::StrAppend(&line, ", alpha of this look ", ev("alpha"));
     block.push_back({"Judge:", line});
