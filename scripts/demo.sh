@@ -124,6 +124,8 @@ cat scripts/demo/profile-bad.yaml
 "$K" apply -f scripts/demo/profile-bad.yaml
 follow /tmp/booster-demo-act2.json
 act2=$phase
+# Rolled back by the judge itself, not by a deadline or a refused knob.
+act2_reason=$("$K" -n shop get bp checkout -o jsonpath='{.status.lastDecision.reason}' || true)
 kill $load 2>/dev/null || true
 echo
 echo "why it was rolled back (status.lastDecision):"
@@ -151,5 +153,5 @@ else
   echo "The cluster is still up: export KUBECONFIG=$KUBECONFIG; $K get bp -A"
   echo "Remove it with tests/e2e/cluster/down."
 fi
-echo "demo: act 1 $act1, act 2 $act2 in $(((SECONDS - start) / 60)) min $(((SECONDS - start) % 60)) s"
-[[ $act1 == Promoted && $act2 == RolledBack ]]
+echo "demo: act 1 $act1, act 2 $act2 ($act2_reason) in $(((SECONDS - start) / 60)) min $(((SECONDS - start) % 60)) s"
+[[ $act1 == Promoted && $act2 == RolledBack && $act2_reason == AnalysisFailed ]]

@@ -507,7 +507,7 @@ Decision Judge(const AnalysisSpec& spec, const ArmWindows& windows, const Look& 
   }
   d.kind = DecisionKind::kPass;
   d.reason = kReasonMetricsPassed;
-  d.message = absl::StrCat("no metric regressed: ",
+  d.message = absl::StrCat("every metric shown within its margin: ",
                            absl::StrJoin(NotesOf(d.metrics, MetricVerdict::kPass), ", "), where);
   return d;
 }

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# bench/judge sim: the judge's Monte Carlo tables over synthetic rollouts (pod offsets, AR(1)
+# windows, shared shocks, churn, onsets), with more rollouts per row than the test command's
+# judge_monte_carlo_test (docs/analysis.md, "Measured"). Builds judge_sim_bench in BUILD_DIR
+# (default build), prints markdown tables; the JSON lines stay in $WORK.
+#
+#   bench/judge/run_sim.sh [BUILD_DIR]
+#   ROLLOUTS=10000 ONSET_ROLLOUTS=2000 SEED=1 bench/judge/run_sim.sh build
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+BUILD=${1:-$ROOT/build}
+ROLLOUTS=${ROLLOUTS:-10000}
+ONSET_ROLLOUTS=${ONSET_ROLLOUTS:-2000}
+SEED=${SEED:-1}
+WORK=${WORK:-/tmp/judge-sim-bench}
+JOBS=${JOBS:-2}
+
+if [[ ! -f $BUILD/build.ninja && ! -f $BUILD/Makefile ]]; then
+  cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+fi
+cmake --build "$BUILD" --target judge_sim_bench -j "$JOBS" >/dev/null
+BENCH=$BUILD/bench/judge/judge_sim_bench
+mkdir -p "$WORK"
+"$BENCH" aa --rollouts="$ROLLOUTS" --seed="$SEED" >"$WORK/aa.jsonl"
+"$BENCH" power --rollouts="$ROLLOUTS" --seed="$SEED" >"$WORK/power.jsonl"
+"$BENCH" onset --rollouts="$ONSET_ROLLOUTS" --seed="$SEED" >"$WORK/onset.jsonl"
+
+python3 - "$WORK" <<'PY'
+import json, os, sys
+work = sys.argv[1]
+load = lambda n: [json.loads(l) for l in open(os.path.join(work, n)) if l.strip()]
+pc = lambda x: f"{100 * x:.2f}%"
+s = lambda r, k: f"{r[k]:.0f} s" if k in r else "-"
+print("### A/A: 3 steps of 2 minutes, 5 s windows, one extension, confidence 0.99, p99 + throughput")
+print()
+print("| pods differ by (SD) | rho | pods per arm | margin | rollouts | falsely failed | promoted |")
+print("|---|---|---|---|---|---|---|")
+for r in load("aa.jsonl"):
+    print(f"| {100 * r['pod_sd']:.0f}% | {r['rho']} | {r['pods']}{' (churn)' if r['churn'] else ''} | "
+          f"{r['margin']:.0f}% | {r['rollouts']} | {pc(r['failed'])} | {pc(r['promoted'])} |")
+print()
+print("### Power: the canary's p99 worse from the start (margin 10%)")
+print()
+print("| p99 | pods differ by | pods per arm | rollouts | failed | rolled back | detection p50 / p95 |")
+print("|---|---|---|---|---|---|---|")
+for r in load("power.jsonl"):
+    print(f"| x{r['factor']} | {100 * r['pod_sd']:.0f}% | {r['pods']} | {r['rollouts']} | {pc(r['failed'])} | "
+          f"{pc(r['rolled_back'])} | {s(r, 'detect_p50_s')} / {s(r, 'detect_p95_s')} |")
+print()
+print("### Onsets in one 15-minute step (one pod per arm, margin 10%)")
+print()
+print("| p99 | onset | rollouts | failed | within 60 s | within 120 s | detection p50 / p95 / max |")
+print("|---|---|---|---|---|---|---|")
+for r in load("onset.jsonl"):
+    print(f"| x{r['factor']} | {r['onset_min']} min | {r['rollouts']} | {pc(r['failed'])} | "
+          f"{pc(r.get('within_60s', 0))} | {pc(r.get('within_120s', 0))} | "
+          f"{s(r, 'detect_p50_s')} / {s(r, 'detect_p95_s')} / {s(r, 'detect_max_s')} |")
+PY
