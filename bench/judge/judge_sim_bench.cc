@@ -32,20 +32,7 @@ using analysis::testing::SimShape;
 using analysis::testing::SimulateRollouts;
 
 rollout::AnalysisSpec Spec(double margin) {
-  rollout::AnalysisSpec s;
-  s.mode = rollout::AnalysisMode::kMetrics;
-  s.interval = absl::Seconds(5);
-  s.warmup = absl::Seconds(5);
-  s.min_samples = 6;
-  s.confidence = 0.99;
-  s.max_extensions = 1;
-  for (const char* name : {"latencyP99", "throughput"}) {
-    rollout::MetricSpec m;
-    m.name = name;
-    m.max_regression_percent = margin;
-    s.metrics.push_back(m);
-  }
-  return s;
+  return analysis::testing::SimulationSpec({{"latencyP99", margin}, {"throughput", margin}});
 }
 
 void Print(nlohmann::ordered_json row, const SimOutcome& o) {

@@ -140,6 +140,41 @@ double Oriented(Scale scale, bool lower_is_better, double on_scale) {
   return lower_is_better ? change : -change;
 }
 
+// The notes of the verdicts both comparisons (paired, rates) reach, one wording each.
+MetricEvidence& Worse(MetricEvidence& e, const MetricSpec& metric, const std::string& figures,
+                      double alpha) {
+  e.verdict = MetricVerdict::kFail;
+  e.note = absl::StrCat(metric.name, " is worse (", Percent(e.change_percent), ", ", figures,
+                        " <= ", Num(alpha), "), beyond the ", Num(metric.max_regression_percent),
+                        "% allowed");
+  return e;
+}
+
+MetricEvidence& SoFar(MetricEvidence& e, const MetricSpec& metric, const std::string& figures) {
+  e.verdict = MetricVerdict::kWait;
+  e.note = absl::StrCat(metric.name, " ", Percent(e.change_percent), " (", figures, ")");
+  return e;
+}
+
+MetricEvidence& NotShownWithin(MetricEvidence& e, const MetricSpec& metric,
+                               const std::string& figures, double alpha_pass) {
+  e.verdict = MetricVerdict::kInconclusive;
+  e.note = absl::StrCat(metric.name, " not shown within ", Num(metric.max_regression_percent),
+                        "% (", Percent(e.change_percent), ", at worst ",
+                        Percent(e.upper_bound_percent), " at ", Num(1 - alpha_pass),
+                        " confidence, ", figures, ")");
+  return e;
+}
+
+MetricEvidence& NotImproved(MetricEvidence& e, const MetricSpec& metric, double alpha_pass) {
+  e.verdict = MetricVerdict::kInconclusive;
+  e.note = absl::StrCat(metric.name, " did not show the ", Num(*metric.min_improvement_percent),
+                        "% improvement required (", Percent(e.change_percent), ", at worst ",
+                        Percent(e.upper_bound_percent), " at ", Num(1 - alpha_pass),
+                        " confidence)");
+  return e;
+}
+
 // Counts: events per request (or per pod-second) summed over each arm, compared by the
 // conditional binomial test; zeros are events too, of which there were none.
 MetricEvidence JudgeRate(const MetricSpec& metric, const std::vector<const Window*>& b,
@@ -160,34 +195,18 @@ MetricEvidence JudgeRate(const MetricSpec& metric, const std::vector<const Windo
       absl::StrCat(r.canary_events, " events in ", Num(r.canary_exposure), per, " vs ",
                    r.baseline_events, " in ", Num(r.baseline_exposure), ", p=", Num(e.p_value));
   if (e.p_value <= alpha.location && e.change_percent > metric.max_regression_percent) {
-    e.verdict = MetricVerdict::kFail;
-    e.note = absl::StrCat(metric.name, " is worse (", Percent(e.change_percent), ", ", figures,
-                          " <= ", Num(alpha.location), "), beyond the ",
-                          Num(metric.max_regression_percent), "% allowed");
-    return e;
+    return Worse(e, metric, figures, alpha.location);
   }
   if (!look.step_over) {
-    e.verdict = MetricVerdict::kWait;
-    e.note = absl::StrCat(metric.name, " ", Percent(e.change_percent), " (", figures, ")");
-    return e;
+    return SoFar(e, metric, figures);
   }
   if (!(e.upper_bound_percent <= metric.max_regression_percent)) {
-    e.verdict = MetricVerdict::kInconclusive;
-    e.note = absl::StrCat(metric.name, " not shown within ", Num(metric.max_regression_percent),
-                          "% (", Percent(e.change_percent), ", at worst ",
-                          Percent(e.upper_bound_percent), " at ", Num(1 - alpha.pass),
-                          " confidence, ", figures, ")");
-    return e;
+    return NotShownWithin(e, metric, figures, alpha.pass);
   }
   if (metric.min_improvement_percent.has_value() &&
       !(e.upper_bound_percent <= -*metric.min_improvement_percent)) {
     // Shown better by the amount asked: the rate ratio's upper bound that far below 1.
-    e.verdict = MetricVerdict::kInconclusive;
-    e.note = absl::StrCat(metric.name, " did not show the ", Num(*metric.min_improvement_percent),
-                          "% improvement required (", Percent(e.change_percent), ", at worst ",
-                          Percent(e.upper_bound_percent), " at ", Num(1 - alpha.pass),
-                          " confidence)");
-    return e;
+    return NotImproved(e, metric, alpha.pass);
   }
   e.verdict = MetricVerdict::kPass;
   e.note = r.baseline_events + r.canary_events == 0
@@ -282,11 +301,7 @@ MetricEvidence JudgeMetric(const AnalysisSpec& spec, const MetricSpec& metric,
                    e.intervals, " paired intervals, ", f.baseline_pods, "+", f.canary_pods,
                    " pods, p=", Num(e.p_value));
   if (e.p_value <= alpha.location && level.estimate > margin) {
-    e.verdict = MetricVerdict::kFail;
-    e.note = absl::StrCat(metric.name, " is worse (", Percent(e.change_percent), ", ", figures,
-                          " <= ", Num(alpha.location), "), beyond the ",
-                          Num(metric.max_regression_percent), "% allowed");
-    return e;
+    return Worse(e, metric, figures, alpha.location);
   }
   const OnsetTest onset = ScanOnset(f);
   e.onset_alpha = alpha.onset;
@@ -317,9 +332,7 @@ MetricEvidence JudgeMetric(const AnalysisSpec& spec, const MetricSpec& metric,
     }
   }
   if (!look.step_over) {
-    e.verdict = MetricVerdict::kWait;
-    e.note = absl::StrCat(metric.name, " ", Percent(e.change_percent), " (", figures, ")");
-    return e;
+    return SoFar(e, metric, figures);
   }
 
   // Contradictory evidence: the canary's spread blew up while its centre did not fail.
@@ -343,22 +356,12 @@ MetricEvidence JudgeMetric(const AnalysisSpec& spec, const MetricSpec& metric,
                                 ? StudentTUpper((needed - level.estimate) / level.se, level.df)
                                 : (level.estimate < needed ? 0 : 1);
     if (!(level.upper <= needed) || f.scale == Scale::kAbsolute) {
-      e.verdict = MetricVerdict::kInconclusive;
-      e.note = absl::StrCat(metric.name, " did not show the ", Num(*metric.min_improvement_percent),
-                            "% improvement required (", Percent(e.change_percent),
-                            ", at worst ", Percent(e.upper_bound_percent), " at ",
-                            Num(1 - alpha.pass), " confidence)");
-      return e;
+      return NotImproved(e, metric, alpha.pass);
     }
   }
   // Shown no worse: the regression's upper confidence bound within the margin.
   if (!(level.upper <= margin)) {
-    e.verdict = MetricVerdict::kInconclusive;
-    e.note = absl::StrCat(metric.name, " not shown within ", Num(metric.max_regression_percent),
-                          "% (", Percent(e.change_percent), ", at worst ",
-                          Percent(e.upper_bound_percent), " at ", Num(1 - alpha.pass),
-                          " confidence, ", figures, ")");
-    return e;
+    return NotShownWithin(e, metric, figures, alpha.pass);
   }
   e.verdict = MetricVerdict::kPass;
   e.note = absl::StrCat(metric.name, " ", Percent(e.change_percent), ", at worst ",

@@ -18,41 +18,21 @@ namespace booster::analysis {
 namespace {
 
 using rollout::AnalysisSpec;
-using rollout::MetricSpec;
 using testing::PodModel;
 using testing::Quantile;
 using testing::Regression;
 using testing::SimOutcome;
 using testing::SimShape;
 using testing::SimulateRollouts;
-
-MetricSpec Metric(std::string name, double max_regression) {
-  MetricSpec m;
-  m.name = std::move(name);
-  m.max_regression_percent = max_regression;
-  return m;
-}
-
-// 5 s windows, confidence 0.99, one extension: what docs/analysis.md's tables assume.
-AnalysisSpec Spec(std::vector<MetricSpec> metrics) {
-  AnalysisSpec s;
-  s.mode = rollout::AnalysisMode::kMetrics;
-  s.interval = absl::Seconds(5);
-  s.warmup = absl::Seconds(5);
-  s.min_samples = 6;
-  s.confidence = 0.99;
-  s.max_extensions = 1;
-  s.metrics = std::move(metrics);
-  return s;
-}
+using testing::SimulationSpec;
 
 void Figure(const std::string& name, double value) {
   std::cout << "[figure] " << name << " = " << value << std::endl;
   ::testing::Test::RecordProperty(name, std::to_string(value));
 }
 
-const AnalysisSpec kP99AndThroughput =
-    Spec({Metric("latencyP99", 10), Metric("throughput", 10)});
+// 5 s windows, confidence 0.99, one extension: what docs/analysis.md's tables assume.
+const AnalysisSpec kP99AndThroughput = SimulationSpec({{"latencyP99", 10}, {"throughput", 10}});
 
 TEST(JudgeMonteCarloTest, AaFalseFailAtMostOnePercentWithPodOffsetsAndAutocorrelation) {
   // 3 steps of 2 minutes, one pod per arm whose offsets differ by 3% (SD), AR(1) windows
@@ -71,7 +51,7 @@ TEST(JudgeMonteCarloTest, APassNeedsTheDataToShowNoWorse) {
   SimShape shape;
   shape.baseline_pods = 3;
   shape.canary_pods = 3;
-  const AnalysisSpec spec = Spec({Metric("latencyP99", 20), Metric("throughput", 20)});
+  const AnalysisSpec spec = SimulationSpec({{"latencyP99", 20}, {"throughput", 20}});
   const SimOutcome o = SimulateRollouts(spec, shape, PodModel(), Regression(), 500, 8);
   const double promoted = static_cast<double>(o.promoted) / o.rollouts;
   Figure("aa_pod3_rho05_3v3_margin20_promoted_rate", promoted);
@@ -141,7 +121,7 @@ TEST(JudgeMonteCarloTest, SparseErrorsAreRatesPerRequest) {
   // Errors ~ Poisson(0.3) per 1000-request window in both arms: mostly zeros.
   PodModel sparse;
   sparse.events_mean = 0.3;
-  const AnalysisSpec spec = Spec({Metric("errorRate", 50), Metric("latencyP99", 10)});
+  const AnalysisSpec spec = SimulationSpec({{"errorRate", 50}, {"latencyP99", 10}});
   const SimOutcome aa = SimulateRollouts(spec, SimShape(), sparse, Regression(), 1'000, 6);
   Figure("aa_sparse_errors_false_fail_rate", aa.FailedRate());
   EXPECT_LE(aa.FailedRate(), 0.01);

@@ -44,6 +44,24 @@ int Rng::Poisson(double mean) {
   return k;
 }
 
+rollout::AnalysisSpec SimulationSpec(
+    const std::vector<std::pair<std::string, double>>& metric_margins) {
+  rollout::AnalysisSpec s;
+  s.mode = rollout::AnalysisMode::kMetrics;
+  s.interval = absl::Seconds(5);
+  s.warmup = absl::Seconds(5);
+  s.min_samples = 6;
+  s.confidence = 0.99;
+  s.max_extensions = 1;
+  for (const auto& [name, margin] : metric_margins) {
+    rollout::MetricSpec m;
+    m.name = name;
+    m.max_regression_percent = margin;
+    s.metrics.push_back(m);
+  }
+  return s;
+}
+
 double Quantile(std::vector<double> v, double q) {
   if (v.empty()) return std::numeric_limits<double>::quiet_NaN();
   std::sort(v.begin(), v.end());

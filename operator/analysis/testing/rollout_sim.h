@@ -13,6 +13,8 @@
 
 #include <cstdint>
 #include <random>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/time/time.h"
@@ -72,6 +74,11 @@ struct SimOutcome {
   double RolledBackRate() const { return rollouts ? static_cast<double>(rolled_back) / rollouts : 0; }
   double FailedRate() const { return rollouts ? static_cast<double>(failed) / rollouts : 0; }
 };
+
+// The analysis the tables assume: Metrics mode, 5 s windows with a 5 s warm-up,
+// minSamples 6, confidence 0.99, one extension, the given metrics within their margins.
+rollout::AnalysisSpec SimulationSpec(
+    const std::vector<std::pair<std::string, double>>& metric_margins);
 
 SimOutcome SimulateRollouts(const rollout::AnalysisSpec& spec, const SimShape& shape,
                             const PodModel& model, const Regression& regression, int rollouts,
