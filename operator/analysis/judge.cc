@@ -307,16 +307,13 @@ MetricEvidence JudgeMetric(const AnalysisSpec& spec, const MetricSpec& metric,
   e.onset_alpha = alpha.onset;
   if (onset.tested) {
     e.onset_p_value = onset.p_value;
-    e.onset_intervals = onset.recent;
-    e.onset_since = onset.since;
     // An alarm needs the excursion beyond the margin by kOnsetGate standard errors of its
     // own mean too: autocorrelated windows wander, and a wander past the margin is not a
     // regression shown. The excursion's mean is as uncertain as a mean of that many of the
     // step's intervals (their long-run variance, as the level test measured it), plus what
     // the pods may differ by.
-    const double pod_var = PodVariance(f);
-    const double time_var = std::max(0.0, level.se * level.se - pod_var) * e.intervals;
-    const double recent_se = std::sqrt(time_var / std::max(1, onset.recent) + pod_var);
+    const double recent_se =
+        std::sqrt(level.interval_lrv / std::max(1, onset.recent) + PodVariance(f));
     if (onset.p_value <= alpha.onset && onset.recent > 0 &&
         onset.recent_level - kOnsetGate * recent_se > margin) {
       e.verdict = MetricVerdict::kFail;
@@ -325,7 +322,7 @@ MetricEvidence JudgeMetric(const AnalysisSpec& spec, const MetricSpec& metric,
           " (", onset.recent, " intervals ",
           Percent(ChangePercent(f.scale, lower_is_better, onset.recent_level)),
           ", the step's earlier ones ",
-          Percent(ChangePercent(f.scale, lower_is_better, onset.recent_level - onset.shift)),
+          Percent(ChangePercent(f.scale, lower_is_better, onset.before_level)),
           ", p=", Num(onset.p_value), " <= ", Num(alpha.onset), "), beyond the ",
           Num(metric.max_regression_percent), "% allowed");
       return e;

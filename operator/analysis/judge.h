@@ -127,9 +127,7 @@ struct MetricEvidence {
   double pass_alpha = kNaN;
   // The onset scan: the latest intervals against the step's earlier ones.
   double onset_p_value = kNaN;
-  double onset_alpha = kNaN;  // per scanned length
-  int onset_intervals = 0;    // recent intervals of the smallest p-value
-  absl::Time onset_since = absl::InfinitePast();
+  double onset_alpha = kNaN;  // per CUSUM reference (kOnsetReferences)
   // Rates: events and exposure (requests, or pod-seconds) per arm.
   int64_t baseline_events = 0;
   int64_t canary_events = 0;

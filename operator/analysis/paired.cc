@@ -256,8 +256,8 @@ LevelTest TestLevel(const PairedFigures& f, double alpha_pass) {
   const double n = static_cast<double>(w.size());
   Moments moments;
   for (double x : w) moments.Add(x);
-  const double time_var = moments.LongRunVariance() / n;
-  t.se = std::sqrt(time_var + PodVariance(f));
+  t.interval_lrv = moments.LongRunVariance();
+  t.se = std::sqrt(t.interval_lrv / n + PodVariance(f));
   // Autocorrelated intervals carry less information than as many independent ones.
   t.df = std::max(1.0, moments.Effective() - 1);
   if (t.se > 0) {
@@ -322,22 +322,15 @@ OnsetTest ScanOnset(const PairedFigures& f) {
     const double p = stat > 0 ? CusumHazard(k, stat) : 1;
     if (!std::isnan(best.p_value) && p >= best.p_value) continue;
     best.p_value = p;
-    best.reference = k;
-    best.statistic = stat;
+    best.recent = 0;
+    best.recent_level = kNaN;
+    best.before_level = kNaN;
+    best.since = absl::InfinitePast();
     if (run_start < d.size()) {
-      double run = 0;
-      double before = 0;
-      for (size_t j = 0; j < d.size(); ++j) (j >= run_start ? run : before) += d[j];
       best.recent = static_cast<int>(d.size() - run_start);
-      best.recent_level = run / best.recent;
-
-      best.shift = best.recent_level - before / static_cast<double>(run_start);
+      best.recent_level = Mean(d, run_start);
+      best.before_level = Mean(d, 0, run_start);
       best.since = f.starts[run_start];
-    } else {
-      best.recent = 0;
-      best.recent_level = kNaN;
-      best.shift = kNaN;
-      best.since = absl::InfinitePast();
     }
   }
   return best;

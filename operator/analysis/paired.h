@@ -63,6 +63,7 @@ struct LevelTest {
   int intervals = 0;
   double estimate = kNaN;  // mean oriented contrast (winsorized), on the scale
   double se = kNaN;        // its standard error: time (long-run) and pods
+  double interval_lrv = kNaN;  // the time part: the contrasts' long-run variance per interval
   double df = kNaN;
   double p_value = kNaN;   // one-sided: the canary is worse than the baseline at all
   double upper = kNaN;     // the upper confidence bound of the estimate at 1 - alpha_pass
@@ -79,15 +80,13 @@ double PodVariance(const PairedFigures& f);
 // statistic, so the detector spends a fixed share of each look's alpha and its detection
 // time does not grow with how long the step has run.
 struct OnsetTest {
-  bool tested = false;  // more than kOnsetMinPast intervals
-  double reference = kNaN;  // k of the CUSUM with the smaller hazard
-  double statistic = 0;     // its value at the latest interval
-  double p_value = kNaN;    // the hazard at that value: compare with alpha / references
-  // The current excursion of that CUSUM above zero: its intervals, their mean contrast and
-  // its difference from the intervals before; since = its first interval's start.
+  bool tested = false;    // more than kOnsetMinPast intervals
+  double p_value = kNaN;  // the smaller CUSUM's hazard: compare with alpha / references
+  // The current excursion of that CUSUM above zero: its intervals, their mean contrast, the
+  // mean contrast of the intervals before it; since = its first interval's start.
   int recent = 0;
   double recent_level = kNaN;
-  double shift = kNaN;
+  double before_level = kNaN;
   absl::Time since = absl::InfinitePast();
 };
 
