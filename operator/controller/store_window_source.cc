@@ -19,7 +19,8 @@ analysis::ArmWindows ToJudgeWindows(const feedback::StepWindows& step) {
                                       .value = p.value,
                                       .pod = p.pod,
                                       .pod_start = p.pod_created,
-                                      .requests = p.samples});
+                                      .requests = p.samples,
+                                      .node = p.node});
       }
     }
   }

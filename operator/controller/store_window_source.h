@@ -25,7 +25,7 @@ class StoreWindowSource final : public analysis::WindowSource {
 };
 
 // The store's windows of one step as the judge takes them: per arm, per metric, each
-// window with its pod and the pod's start (for the warm-up).
+// window with its pod, the pod's start (for the warm-up) and the pod's node.
 analysis::ArmWindows ToJudgeWindows(const feedback::StepWindows& step);
 
 }  // namespace booster::controller

@@ -14,6 +14,7 @@ feedback::Window W(const std::string& pod, uint64_t seq, double p99) {
   w.pod = pod;
   w.pod_uid = pod + "-uid";
   w.pod_created = kT0 - absl::Minutes(5);
+  w.node = pod + "-node";
   w.incarnation = "inc-" + pod;
   w.sequence = seq;
   w.start = kT0 + absl::Seconds(10 * static_cast<int64_t>(seq - 1));
@@ -48,6 +49,8 @@ TEST(StoreWindowSourceTest, TheCurrentStepsWindowsPerArmSinceTheAnalysisStart) {
   EXPECT_EQ(w.start, kT0 + absl::Seconds(10));
   EXPECT_EQ(w.end, kT0 + absl::Seconds(20));
   EXPECT_EQ(w.pod_start, kT0 - absl::Minutes(5));  // for the judge's warm-up
+  EXPECT_EQ(w.node, "canary-a-node");
+  EXPECT_EQ(w.requests, 500);
   EXPECT_EQ(got->baseline.at("throughput").size(), 2u);
   EXPECT_EQ(got->baseline.count("errorRate"), 0u);  // never measured: absent, not zero
 

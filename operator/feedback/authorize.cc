@@ -158,6 +158,7 @@ AuthDecision Authorize(const TokenReviewResult& review, const PodLookup& pods,
   id.owner = controller->name;
   id.template_hash = Get(pod->annotations, kTemplateHashAnnotation);
   id.pod_created = pod->created;
+  id.node = pod->node;
   return AuthDecision::Accept(std::move(id));
 }
 

@@ -15,7 +15,8 @@
 //   baseline|canary, or annotation booster.dev/profile not
 //   "<ns>/<name>" in the pod's own namespace                 -> not_enrolled
 //
-// On acceptance every field of the identity comes from the token and the pod object.
+// On acceptance every field of the identity comes from the token and the pod object (the
+// node from its spec.nodeName).
 //
 //   AuthDecision d = Authorize(*review, pods);
 //   if (!d.accepted()) return Refuse(d.reason, d.detail);
@@ -64,12 +65,13 @@ struct OwnerRef {
   bool controller = false;
 };
 
-// What the checks need to know about a pod.
+// What the checks need to know about a pod, and what the identity takes from it.
 struct PodInfo {
   std::string pod_namespace;
   std::string name;
   std::string uid;
   std::string phase;  // status.phase: "Pending", "Running", "Succeeded", "Failed", ""
+  std::string node;   // spec.nodeName: "" until the pod is scheduled
   std::map<std::string, std::string> labels;
   std::map<std::string, std::string> annotations;
   std::vector<OwnerRef> owners;

@@ -208,6 +208,7 @@ TEST(AuthorizeTest, FirstFailingCheckDecides) {
 TEST(AuthorizeTest, IdentityComesFromTheTokenAndThePod) {
   MapPods pods;
   PodInfo pod = GoodPod();
+  pod.node = "node-7";
   pods.pods["shop/web-abc"] = pod;
   AuthDecision d = Authorize(GoodReview(), pods);
   ASSERT_TRUE(d.accepted()) << d.detail;
@@ -221,6 +222,7 @@ TEST(AuthorizeTest, IdentityComesFromTheTokenAndThePod) {
   EXPECT_EQ(id.owner, "web-booster-5d8f");
   EXPECT_EQ(id.template_hash, "h1");
   EXPECT_EQ(id.pod_created, pod.created);
+  EXPECT_EQ(id.node, "node-7");
   EXPECT_EQ(id.PodKey(), "shop/web-abc");
 }
 

@@ -25,6 +25,7 @@ PodInfo PodFromJson(const kube::Json& pod) {
   info.name = kube::JsonString(pod, "/metadata/name");
   info.uid = kube::JsonString(pod, "/metadata/uid");
   info.phase = kube::JsonString(pod, "/status/phase");
+  info.node = kube::JsonString(pod, "/spec/nodeName");
   ReadStringMap(pod, "/metadata/labels", &info.labels);
   ReadStringMap(pod, "/metadata/annotations", &info.annotations);
   const kube::Json::json_pointer owners("/metadata/ownerReferences");

@@ -1,5 +1,6 @@
 // PodLookup over the operator's pod informer: reads the fields the authorization checks
-// need from a pod object, and finds pods in a kube::Store keyed "namespace/name".
+// and the agent's identity need from a pod object, and finds pods in a kube::Store keyed
+// "namespace/name".
 //
 //   kube::Informer pods(...);                      // the operator's pod informer
 //   StorePodLookup lookup(&pods.store());

@@ -21,6 +21,7 @@ kube::Json Pod() {
         {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-booster-5d8f",
          "uid": "rs-uid", "controller": true, "blockOwnerDeletion": true}]
     },
+    "spec": {"nodeName": "node-7", "containers": [{"name": "web", "image": "web:1"}]},
     "status": {"phase": "Running"}
   })");
 }
@@ -31,6 +32,7 @@ TEST(PodFromJsonTest, ReadsWhatTheChecksNeed) {
   EXPECT_EQ(p.name, "web-abc");
   EXPECT_EQ(p.uid, "uid-1");
   EXPECT_EQ(p.phase, "Running");
+  EXPECT_EQ(p.node, "node-7");
   EXPECT_EQ(p.labels.at("booster.dev/arm"), "canary");
   EXPECT_EQ(p.annotations.at("booster.dev/profile"), "shop/web-boost");
   ASSERT_EQ(p.owners.size(), 2u);
@@ -50,12 +52,16 @@ TEST(PodFromJsonTest, ToleratesMissingAndMistypedFields) {
   pod["metadata"]["ownerReferences"] =
       kube::Json::array({1, {{"kind", "ReplicaSet"}, {"controller", "yes"}}});
   pod["metadata"].erase("creationTimestamp");
+  pod["spec"].erase("nodeName");  // not scheduled yet
   PodInfo p = PodFromJson(pod);
   EXPECT_TRUE(p.labels.empty());
   EXPECT_EQ(p.annotations.count("n"), 0u);
   ASSERT_EQ(p.owners.size(), 1u);
   EXPECT_FALSE(p.owners[0].controller);
   EXPECT_EQ(p.created, absl::InfinitePast());
+  EXPECT_EQ(p.node, "");
+  pod["spec"]["nodeName"] = 7;
+  EXPECT_EQ(PodFromJson(pod).node, "");
   EXPECT_EQ(PodFromJson(kube::Json()).name, "");
 }
 
@@ -79,6 +85,7 @@ TEST(StorePodLookupTest, FindsPodsByNamespaceAndName) {
   AuthDecision d = Authorize(review, lookup);
   ASSERT_TRUE(d.accepted()) << d.detail;
   EXPECT_EQ(d.identity->arm, Arm::kCanary);
+  EXPECT_EQ(d.identity->node, "node-7");  // from the pod's spec.nodeName
 
   store.Delete("shop/web-abc");
   EXPECT_EQ(Authorize(review, lookup).reason, RejectReason::kPodNotFound);

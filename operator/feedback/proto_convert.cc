@@ -32,6 +32,7 @@ absl::StatusOr<Window> WindowFromProto(const v1::WindowReport& r, const AgentIde
   w.pod = agent.pod_name;
   w.pod_uid = agent.pod_uid;
   w.pod_created = agent.pod_created;
+  w.node = agent.node;
   w.incarnation = r.incarnation();
   w.sequence = r.sequence();
   w.start = absl::FromUnixNanos(r.start_unix_nanos());

@@ -21,9 +21,9 @@ namespace booster::feedback {
 // The Hello's claims, copied as they are (Authorize compares them with the token's pod).
 HelloInfo HelloFromProto(const ::booster::v1::Hello& h);
 
-// The Window of a report from `agent`: pod fields from the identity, the rest from the
-// report. Unknown metric names are ignored (a newer agent); a name given twice, or a
-// window ValidateWindow refuses, is kInvalidArgument.
+// The Window of a report from `agent`: pod fields (name, uid, creation time, node) from
+// the identity, the rest from the report. Unknown metric names are ignored (a newer
+// agent); a name given twice, or a window ValidateWindow refuses, is kInvalidArgument.
 absl::StatusOr<Window> WindowFromProto(const ::booster::v1::WindowReport& r,
                                        const AgentIdentity& agent);
 

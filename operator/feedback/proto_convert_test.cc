@@ -15,6 +15,8 @@ AgentIdentity Agent() {
   a.pod_namespace = "shop";
   a.pod_name = "web-1";
   a.pod_uid = "uid-1";
+  a.pod_created = absl::FromUnixSeconds(900);
+  a.node = "node-7";
   return a;
 }
 
@@ -36,6 +38,8 @@ TEST(WindowFromProtoTest, PodFieldsComeFromTheIdentityNotTheReport) {
   ASSERT_TRUE(w.ok()) << w.status();
   EXPECT_EQ(w->pod, "web-1");
   EXPECT_EQ(w->pod_uid, "uid-1");
+  EXPECT_EQ(w->pod_created, absl::FromUnixSeconds(900));
+  EXPECT_EQ(w->node, "node-7");
   EXPECT_EQ(w->end - w->start, absl::Seconds(10));
   ASSERT_TRUE(w->Metric("latencyP99").has_value());
   EXPECT_EQ(w->Metric("latencyP99")->samples, 100);

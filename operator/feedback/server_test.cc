@@ -120,6 +120,7 @@ PodInfo EnrolledPod(const std::string& name, const std::string& arm) {
   p.annotations = {{kProfileAnnotation, kProfile}, {kTemplateHashAnnotation, "h-" + arm}};
   p.owners = {{"ReplicaSet", "web-rs", "rs-uid", true}};
   p.created = absl::FromUnixSeconds(1'699'999'000);
+  p.node = "node-of-" + name;
   return p;
 }
 
@@ -324,6 +325,7 @@ TEST_F(FeedbackServerTest, AcceptedAgentStreamsReportsIntoTheStore) {
   EXPECT_DOUBLE_EQ(p99[1].value, 0.002);
   EXPECT_EQ(p99[1].samples, 1000);
   EXPECT_EQ(p99[0].pod_created, absl::FromUnixSeconds(1'699'999'000));
+  EXPECT_EQ(p99[0].node, "node-of-web-c1");
   EXPECT_EQ(p99[0].end - p99[0].start, absl::Seconds(30));
 
   std::vector<ConnectedAgent> connected = server_->Connected();

@@ -56,6 +56,7 @@ struct AgentIdentity {
   std::string owner;          // name of the pod's controlling ReplicaSet
   std::string template_hash;  // annotation booster.dev/template-hash, "" if absent
   absl::Time pod_created = absl::InfinitePast();
+  std::string node;  // the pod's spec.nodeName, "" if not scheduled
 
   // "namespace/name".
   std::string PodKey() const { return pod_namespace + "/" + pod_name; }

@@ -189,8 +189,8 @@ absl::StatusOr<StepWindows> WindowStore::Query(const std::string& profile, const
       for (int i = 0; i < kMetricCount; ++i) {
         if (!w.metrics[i]) continue;
         aw.metrics[std::string(kMetricNames[i])].push_back(
-            MetricPoint{w.pod, w.pod_uid, w.pod_created, w.start, w.end, w.metrics[i]->value,
-                        w.metrics[i]->samples});
+            MetricPoint{w.pod, w.pod_uid, w.pod_created, w.node, w.start, w.end,
+                        w.metrics[i]->value, w.metrics[i]->samples});
       }
     }
     for (auto& [name, points] : aw.metrics) {

@@ -72,6 +72,7 @@ struct Window {
   std::string pod;  // pod name (the profile's namespace)
   std::string pod_uid;
   absl::Time pod_created = absl::InfinitePast();
+  std::string node;  // the pod's node, from its identity; "" when unknown
   std::string incarnation;
   uint64_t sequence = 0;
   absl::Time start = absl::InfinitePast();
@@ -98,6 +99,7 @@ struct MetricPoint {
   std::string pod;
   std::string pod_uid;
   absl::Time pod_created = absl::InfinitePast();
+  std::string node;
   absl::Time start = absl::InfinitePast();
   absl::Time end = absl::InfinitePast();
   double value = 0;

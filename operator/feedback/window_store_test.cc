@@ -23,6 +23,7 @@ Window W(const std::string& pod, uint64_t seq, const std::string& incarnation = 
   w.pod = pod;
   w.pod_uid = pod + "-uid";
   w.pod_created = kT0 - absl::Minutes(10);
+  w.node = pod + "-node";
   w.incarnation = incarnation;
   w.sequence = seq;
   w.start = kT0 + absl::Seconds(30 * static_cast<int64_t>(seq - 1));
@@ -58,6 +59,7 @@ TEST_F(WindowStoreTest, FilesWindowsUnderTheCurrentStepPerArm) {
   EXPECT_EQ(p.start, kT0 + absl::Seconds(30));
   EXPECT_EQ(p.end, kT0 + absl::Seconds(60));
   EXPECT_EQ(p.pod_created, kT0 - absl::Minutes(10));
+  EXPECT_EQ(p.node, "c1-node");
   // A metric no window measured is absent, not zero.
   EXPECT_EQ(canary.metrics.count("errorRate"), 0u);
   EXPECT_EQ(q->arm(Arm::kBaseline).windows, 1u);
