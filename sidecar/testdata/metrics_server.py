@@ -79,11 +79,13 @@ class App(http.server.BaseHTTPRequestHandler):
         start = time.perf_counter()
         code = 500 if self.path == "/fail" else 200
         body = b"ok\n" if code == 200 else b"boom\n"
+        # Counted before the answer goes out: a client that scrapes /metrics right after
+        # its request was answered always finds it there.
+        observe(code, time.perf_counter() - start)
         self.send_response(code)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
-        observe(code, time.perf_counter() - start)
 
     def send_chunked(self, body):
         if self.request_version != "HTTP/1.1":
