@@ -80,7 +80,7 @@ follow() {
   phase=""
   : >"$keep"
   while ((SECONDS < deadline)); do
-    line=$("$K" -n shop get bp checkout -o jsonpath='{.status.phase} step={.status.currentStep} weight={.status.canaryWeight}% target={.status.stableReplicas} canary={.status.canaryReplicas} {.status.lastTransition.reason}' 2>/dev/null || true)
+    line=$("$K" -n shop get bp checkout -o jsonpath='{.status.phase} step={.status.currentStep} weight={.status.canaryWeight}% target={.status.stableReplicas} canary={.status.canaryReplicas} fresh-baseline={.status.baselineReplicas} {.status.lastTransition.reason}' 2>/dev/null || true)
     phase=${line%% *}
     if [[ $line != "$last" ]]; then
       printf '[%s] %s\n' "$(date -u +%H:%M:%S)" "$line"

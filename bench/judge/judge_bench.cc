@@ -185,6 +185,7 @@ class Rollout {
       rollout::Observations obs{rollout::ObserveDeployment(api_.target()),
                                 rollout::ObserveDeployment(api_.canary()), ""};
       obs.arms = ArmsReport();
+      obs.baseline = rollout::ObserveDeployment(api_.baseline());
       const Phase before = p->status.phase;
       rollout::Plan plan = rollout::Reconcile(*p, obs, verdicts, now_);
       profile_["status"] = rollout::StatusToJson(plan.status);
@@ -269,7 +270,7 @@ class Rollout {
                        feedback::StepId{.generation = status.observed_generation,
                                         .step = status.current_step,
                                         .rollout_start = status.step_start_time},
-                       {rollout::TemplateMarker(obs.target.pod_template),
+                       {rollout::StepBaselineMarker(status, obs),
                         rollout::TemplateMarker(obs.canary.pod_template)});
     } else if (status.phase == Phase::kPromoted || status.phase == Phase::kRolledBack ||
                status.phase == Phase::kFailed) {
@@ -293,7 +294,9 @@ class Rollout {
   void DeliverWindows(RunResult& r) {
     const absl::Duration interval = absl::Seconds(5);
     const absl::Duration delay = absl::Milliseconds(100);
-    for (auto* pods : {&target_pods_, &canary_pods_}) {
+    // The target's pods report as the baseline arm too; while a fresh baseline runs the
+    // store refuses theirs (another template) and files the fresh pods' instead.
+    for (auto* pods : {&target_pods_, &canary_pods_, &baseline_pods_}) {
       const bool canary = pods == &canary_pods_;
       for (Pod& pod : *pods) {
         while (pod.next_end + delay <= now_) {
@@ -364,9 +367,11 @@ class Rollout {
   bool SettleAll() {
     SyncPods(api_.target(), target_pods_, now_);
     SyncPods(api_.canary(), canary_pods_, now_);
+    SyncPods(api_.baseline(), baseline_pods_, now_);
     const bool t = Settle(api_.target(), target_pods_);
     const bool c = Settle(api_.canary(), canary_pods_);
-    return t || c;
+    const bool b = Settle(api_.baseline(), baseline_pods_);
+    return t || c || b;
   }
   bool Settle(Json& d, const std::vector<Pod>& pods) const {
     if (d.is_null()) return false;
@@ -387,6 +392,7 @@ class Rollout {
   rollout::testing::DeploymentSim api_;
   std::vector<Pod> target_pods_;
   std::vector<Pod> canary_pods_;
+  std::vector<Pod> baseline_pods_;  // the fresh baseline's (analysis.baseline Fresh)
   feedback::WindowStore store_;
   int pod_counter_ = 0;
 };

@@ -105,9 +105,10 @@ Verdict JudgeVerdictSource::Judge(const VerdictRequest& request) {
   }
   const rollout::AnalysisSpec& spec = *request.analysis;
   if (spec.mode == AnalysisMode::kTime) return time_.Judge(request);
-  if (request.weight >= 100) {
-    // The whole Deployment runs the canary: no baseline pod is left to compare with, so
-    // the last step is a soak of stepDuration, judged by time (docs/analysis.md).
+  if (request.weight >= 100 && request.baseline_replicas == 0) {
+    // The whole Deployment runs the canary and no fresh baseline runs beside it: no
+    // baseline pod is left to compare with, so the last step is a soak of stepDuration,
+    // judged by time (docs/analysis.md). With a fresh baseline it is judged like any other.
     Verdict v = time_.Judge(request);
     v.evidence["judge"] = "time";
     v.evidence["note"] = "no baseline at 100%: the last step is judged by time";
@@ -167,6 +168,10 @@ Verdict ToVerdict(const Decision& decision) {
                                                 ? (e.change_percent > 0 ? "+inf" : "-inf")
                                                 : Num(e.change_percent);
     v.evidence[e.name + ".pValue"] = Num(e.p_value);
+    if (e.baseline_pods > 0 || e.canary_pods > 0) {
+      v.evidence[e.name + ".pods"] =
+          absl::StrCat("baseline ", e.baseline_pods, ", canary ", e.canary_pods);
+    }
     if (!std::isnan(e.upper_bound_percent)) {
       v.evidence[e.name + ".atWorstPercent"] =
           std::isinf(e.upper_bound_percent) ? "+inf" : Num(e.upper_bound_percent);

@@ -219,6 +219,22 @@ TEST(JudgeVerdictSourceTest, TheLastStepWithoutBaselineIsJudgedByTime) {
   EXPECT_TRUE(store.queries.empty());
 }
 
+// With a fresh baseline beside it, the 100% step has something to compare with and is
+// judged on the windows like any other: a canary twice as slow fails there too.
+TEST(JudgeVerdictSourceTest, TheLastStepWithAFreshBaselineIsJudgedOnTheWindows) {
+  FakeWindowSource store;
+  store.windows = Reports(4, 2.0);
+  JudgeVerdictSource source(store);
+  const AnalysisSpec spec = MetricsSpec();
+  VerdictRequest r = Request(spec, absl::Minutes(2), 3);
+  r.weight = 100;
+  r.baseline_replicas = 1;
+  Verdict v = source.Judge(r);
+  EXPECT_EQ(v.kind, VerdictKind::kFail) << v.message;
+  EXPECT_FALSE(store.queries.empty());
+  EXPECT_EQ(v.evidence.at("judge"), "metrics");
+}
+
 TEST(JudgeVerdictSourceTest, ARequestWithoutAnalysisIsInconclusive) {
   FakeWindowSource store;
   JudgeVerdictSource source(store);
@@ -244,6 +260,10 @@ TEST(ToVerdictTest, MapsKindReasonAndInfiniteChanges) {
   EXPECT_EQ(v.message, "errorRate is worse");
   EXPECT_EQ(v.evidence["alpha"], "0.001");
   EXPECT_EQ(v.evidence["errorRate.changePercent"], "+inf");
+  EXPECT_EQ(v.evidence.count("errorRate.pods"), 0u);  // no pods behind it: not said
+  d.metrics[0].baseline_pods = 2;
+  d.metrics[0].canary_pods = 3;
+  EXPECT_EQ(ToVerdict(d).evidence["errorRate.pods"], "baseline 2, canary 3");
   EXPECT_EQ(v.evidence["errorRate.pValue"], "-");
   EXPECT_EQ(v.evidence["errorRate.baseline"], "n=0 median=-");
   d.kind = DecisionKind::kInconclusive;

@@ -81,7 +81,7 @@ class StepTracker final : public ReconcileObserver {
                           feedback::StepId{.generation = status.observed_generation,
                                            .step = status.current_step,
                                            .rollout_start = status.step_start_time},
-                          {rollout::TemplateMarker(obs.target.pod_template),
+                          {rollout::StepBaselineMarker(status, obs),
                            rollout::TemplateMarker(obs.canary.pod_template)});
     } else if (status.phase == rollout::Phase::kPromoted ||
                status.phase == rollout::Phase::kRolledBack ||

@@ -27,6 +27,7 @@ using rollout::Action;
 using rollout::ActionType;
 
 constexpr char kCanarySuffix[] = "-booster";
+constexpr char kBaselineSuffix[] = "-booster-baseline";
 
 std::string Key(absl::string_view ns, absl::string_view name) {
   return ns.empty() ? std::string(name) : absl::StrCat(ns, "/", name);
@@ -66,9 +67,13 @@ std::vector<std::string> ProfileKeysFor(const kube::Store& profiles, ObjectKind 
   };
   auto for_deployment = [&](const std::string& name) {
     by_target(name);
-    // A canary is "<target>-booster"; its profile label names the profile directly.
+    // A canary is "<target>-booster", a fresh baseline "<target>-booster-baseline"; their
+    // profile label names the profile directly.
     if (absl::EndsWith(name, kCanarySuffix)) {
       by_target(std::string(absl::StripSuffix(name, kCanarySuffix)));
+    }
+    if (absl::EndsWith(name, kBaselineSuffix)) {
+      by_target(std::string(absl::StripSuffix(name, kBaselineSuffix)));
     }
   };
   switch (kind) {
@@ -313,6 +318,12 @@ absl::StatusOr<kube::Result> ProfileReconciler::Reconcile(const std::string& key
                             rollout::ObserveDeployment(canary ? *canary : Json(nullptr)),
                             hpa_name};
   obs.hpa_min_replicas = hpa_min;
+  // The fresh baseline goes with the canary (status.canaryName + "-baseline"), so a target
+  // given back after targetRef moved on loses its baseline too.
+  if (!canary_name.empty()) {
+    ObjectPtr baseline = Deployment(ns, canary_name + "-baseline");
+    obs.baseline = rollout::ObserveDeployment(baseline ? *baseline : Json(nullptr));
+  }
   // A target the profile enrolled before spec.targetRef moved on: it is given back first.
   const std::string& previous = profile->status.target_name;
   if (!previous.empty() && previous != target_name) {
@@ -471,13 +482,15 @@ absl::Status ProfileReconciler::Execute(const Action& a, const std::string& ns, 
     case ActionType::kPromoteTemplate:
     case ActionType::kRestoreTemplate:
     case ActionType::kPatchCanary:
-    case ActionType::kCreateCanary: {
+    case ActionType::kCreateCanary:
+    case ActionType::kPatchBaseline:
+    case ActionType::kCreateBaseline: {
       // Every write is conditional: the JSON patches test the object's uid (and a claim its
       // resourceVersion); a create fails when the name is taken meanwhile. So an object
       // that changed hands between the observation and the write is never touched.
       const std::string before = FreshView::Version(*stores_.deployments, Key(ns, a.name));
       absl::StatusOr<Json> out =
-          a.type == ActionType::kCreateCanary
+          a.type == ActionType::kCreateCanary || a.type == ActionType::kCreateBaseline
               ? client_->Create(kube::kDeployments, ns, a.body)
               : client_->Patch(kube::kDeployments, ns, a.name, kube::PatchType::kJson, a.body,
                                kube::PatchOptions{.field_manager = options_.field_manager});
@@ -487,7 +500,8 @@ absl::Status ProfileReconciler::Execute(const Action& a, const std::string& ns, 
                                std::make_shared<const Json>(std::move(*out)));
       return absl::OkStatus();
     }
-    case ActionType::kDeleteCanary: {
+    case ActionType::kDeleteCanary:
+    case ActionType::kDeleteBaseline: {
       const std::string before = FreshView::Version(*stores_.deployments, Key(ns, a.name));
       absl::Status s = client_->Delete(
           kube::kDeployments, ns, a.name,

@@ -882,6 +882,14 @@ TEST(ProfileKeysForTest, MapsEveryRelatedObjectToItsProfile) {
                {"ownerReferences", {{{"kind", "Deployment"}, {"name", "api-booster"}}}}}}};
   EXPECT_EQ(ProfileKeysFor(profiles, ObjectKind::kReplicaSet, rs),
             std::vector<std::string>{"shop/api"});
+  // The fresh baseline's ReplicaSets too, by their Deployment's name.
+  Json fresh_rs = {{"metadata",
+                    {{"name", "api-booster-baseline-7f6b"},
+                     {"namespace", "shop"},
+                     {"ownerReferences",
+                      {{{"kind", "Deployment"}, {"name", "api-booster-baseline"}}}}}}};
+  EXPECT_EQ(ProfileKeysFor(profiles, ObjectKind::kReplicaSet, fresh_rs),
+            std::vector<std::string>{"shop/api"});
   Json pod = {{"metadata",
                {{"name", "web-1"},
                 {"namespace", "shop"},

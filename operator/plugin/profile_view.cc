@@ -210,9 +210,18 @@ std::string RenderStatus(const Json& profile, const std::vector<HistoryEntry>& h
     std::string step = absl::StrCat(s.current_step, " of ", steps.size(), ", ", s.canary_weight,
                                     "% on the canary (steps ", absl::StrJoin(steps, ", "), ")");
     add("Step:", step);
-    add("Replicas:", absl::StrCat(s.total_replicas, " = ", s.stable_replicas, " on the target + ",
-                                  s.canary_replicas, " on the canary",
-                                  s.canary_name.empty() ? "" : absl::StrCat(" ", s.canary_name)));
+    const std::string canary_name = s.canary_name.empty() ? "" : absl::StrCat(" ", s.canary_name);
+    if (s.baseline_replicas > 0) {
+      // A fresh baseline may hold the one pod beyond the app's total: no sum to show.
+      add("Replicas:", absl::StrCat(s.total_replicas, " (the app's total); ", s.stable_replicas,
+                                    " on the target, ", s.canary_replicas, " on the canary",
+                                    canary_name, ", ", s.baseline_replicas,
+                                    " on the fresh baseline", canary_name,
+                                    canary_name.empty() ? "" : "-baseline"));
+    } else {
+      add("Replicas:", absl::StrCat(s.total_replicas, " = ", s.stable_replicas, " on the target + ",
+                                    s.canary_replicas, " on the canary", canary_name));
+    }
   }
   const std::string mode = Str(profile, "/spec/rollout/analysis/mode");
   const std::string duration = Str(profile, "/spec/rollout/stepDuration");

@@ -155,6 +155,12 @@ TEST(RenderStatusTest, TheStateBlockConditionsAndHistory) {
   EXPECT_THAT(out, HasSubstr("  Ready   False    Progressing"));
   EXPECT_THAT(out, HasSubstr("History (from the profile's Events, oldest first):\nTIME"));
   EXPECT_THAT(out, HasSubstr("2027-01-15T07:58:00Z   1      Pass           StepPassed"));
+  // A step with a fresh baseline lists the three Deployments (no sum: it may hold N + 1).
+  p["status"]["stableReplicas"] = 0;
+  p["status"]["baselineReplicas"] = 2;
+  EXPECT_THAT(RenderStatus(p, h, kNow),
+              HasSubstr("4 (the app's total); 0 on the target, 2 on the canary web-booster, 2 on "
+                        "the fresh baseline web-booster-baseline"));
 }
 
 TEST(RenderStatusTest, NoStatusAndNoEventsAreSaidSo) {

@@ -926,6 +926,45 @@ bool IsEnrolled(const Json& tmpl) {
 
 std::string TemplateArm(const Json& tmpl) { return MetaString(tmpl, "labels", kArmLabel); }
 
+bool AgentSettingsDiffer(const Json& tmpl, const Json& want) {
+  auto agent = [](const Json& t) -> const Json* {
+    if (!t.is_object() || !t.contains("spec") || !t["spec"].is_object()) return nullptr;
+    return FindNamed(t["spec"], "containers", kAgentContainer);
+  };
+  const Json* have = agent(tmpl);
+  const Json* need = agent(want);
+  if (have == nullptr || need == nullptr) return false;
+  for (const char* name : {"BOOSTER_WINDOW", "BOOSTER_APP_METRICS"}) {
+    const Json* a = EnvEntry(*have, name);
+    const Json* b = EnvEntry(*need, name);
+    if ((a == nullptr) != (b == nullptr)) return true;
+    if (a != nullptr && StrAt(*a, "value") != StrAt(*b, "value")) return true;
+  }
+  return false;
+}
+
+Json FreshBaselineTemplate(const Json& baseline, const Json& canary) {
+  Json tmpl = baseline;
+  Child(Child(tmpl, "metadata", Json::object()), "labels", Json::object())[kFreshBaselineLabel] =
+      "true";
+  Json match = Json::object();
+  if (canary.is_object() && canary.contains("metadata") && canary["metadata"].is_object() &&
+      canary["metadata"].contains("labels") && canary["metadata"]["labels"].is_object()) {
+    match = canary["metadata"]["labels"];
+  }
+  Json term = {{"weight", 100},
+               {"podAffinityTerm",
+                {{"labelSelector", {{"matchLabels", match}}},
+                 {"topologyKey", "kubernetes.io/hostname"}}}};
+  Json& spec = Child(tmpl, "spec", Json::object());
+  Json& affinity = Child(spec, "affinity", Json::object());
+  Json& pod_affinity = Child(affinity, "podAffinity", Json::object());
+  Child(pod_affinity, "preferredDuringSchedulingIgnoredDuringExecution", Json::array())
+      .push_back(std::move(term));
+  Seal(tmpl);
+  return tmpl;
+}
+
 std::string TemplateMarker(const Json& tmpl) {
   return MetaString(tmpl, "annotations", kTemplateHashAnnotation);
 }

@@ -39,6 +39,9 @@ inline constexpr char kArmLabel[] = "booster.dev/arm";
 inline constexpr char kArmBaseline[] = "baseline";
 inline constexpr char kArmCanary[] = "canary";
 inline constexpr char kArmPromoted[] = "promoted";
+// On the pods of the fresh baseline Deployment (analysis.baseline Fresh), with the value
+// "true"; part of that Deployment's selector, so the target's own pods are never its pods.
+inline constexpr char kFreshBaselineLabel[] = "booster.dev/fresh-baseline";
 inline constexpr char kProfileAnnotation[] = "booster.dev/profile";  // ns/name
 inline constexpr char kTemplateHashAnnotation[] = "booster.dev/template-hash";
 inline constexpr char kTuningHashAnnotation[] = "booster.dev/tuning-hash";
@@ -151,6 +154,14 @@ absl::StatusOr<Json> TunedTemplate(const Json& tmpl, const Tuning& tuning,
 // Booster's parts by name, and the knobs its agent's BOOSTER_TUNING names.
 Json TeamTemplate(const Json& tmpl, const MutationOptions& opts);
 
+// The fresh baseline's template (analysis.baseline Fresh): `baseline` (the target's
+// template during the rollout, BaselineTemplate) with kFreshBaselineLabel, a preferred pod
+// affinity (weight 100, per node) to pods with every label of `canary` (the canary
+// template), so the scheduler puts the two arms side by side where it can, and sealed
+// again: its marker differs from the target's, so the feedback store files the windows of
+// the fresh pods, and only theirs, as the step's baseline arm.
+Json FreshBaselineTemplate(const Json& baseline, const Json& canary);
+
 // What of the layer of `want` (an EnrolledTemplate or TunedTemplate) `tmpl` does not carry,
 // one phrase each ("env GOMAXPROCS of container web is 8, not 2", "container booster-agent
 // is missing"); empty when every part is there with the value `want` gives it. Parts are
@@ -159,6 +170,13 @@ Json TeamTemplate(const Json& tmpl, const MutationOptions& opts);
 // tuning hash, so a team's edit elsewhere in the template is not a difference.
 std::vector<std::string> LayerDifferences(const Json& tmpl, const Json& want,
                                           const MutationOptions& opts);
+
+// Whether the agent container of `tmpl` measures with other settings than the one of `want`
+// (its window BOOSTER_WINDOW and the app's metrics source BOOSTER_APP_METRICS, from
+// analysis.interval and .source). LayerDifferences leaves Booster's own containers' insides
+// alone (after promotion they are not the tuning); during the steps both arms must measure
+// alike, so the state machine re-templates the target when these differ.
+bool AgentSettingsDiffer(const Json& tmpl, const Json& want);
 
 // The tuning a tuned template carries (its agent's BOOSTER_TUNING, canonical JSON as
 // TuningToJson writes it), or nullopt for an enrolled or unenrolled template.

@@ -682,6 +682,67 @@ TEST(MarkerTest, IdentifiesWhatTheOperatorWrote) {
   EXPECT_NE(TemplateHash(defaulted), TemplateHash(enrolled));
 }
 
+TEST(FreshBaselineTemplateTest, TheBaselineTemplateLabelledNearTheCanaryAndSealedAnew) {
+  MutationOptions opts;
+  Json team = Original();
+  // The team's own affinity stays; Booster's term comes after it.
+  team["spec"]["affinity"] = Json::parse(R"json({"podAffinity": {
+      "preferredDuringSchedulingIgnoredDuringExecution": [
+        {"weight": 5, "podAffinityTerm": {"labelSelector": {"matchLabels": {"app": "cache"}},
+                                          "topologyKey": "topology.kubernetes.io/zone"}}]}})json");
+  Json enrolled = *EnrolledTemplate(team, Ctx(), opts);
+  Json canary = *TunedTemplate(team, SampleTuning(), kArmCanary, Ctx(), opts);
+  Json fresh = FreshBaselineTemplate(enrolled, canary);
+  EXPECT_EQ(fresh["metadata"]["labels"][kFreshBaselineLabel], "true");
+  EXPECT_EQ(TemplateArm(fresh), kArmBaseline);
+  const Json& terms =
+      fresh["spec"]["affinity"]["podAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"];
+  ASSERT_EQ(terms.size(), 2u);
+  EXPECT_EQ(terms[0]["weight"], 5);
+  EXPECT_EQ(terms[1]["weight"], 100);
+  EXPECT_EQ(terms[1]["podAffinityTerm"]["topologyKey"], "kubernetes.io/hostname");
+  EXPECT_EQ(terms[1]["podAffinityTerm"]["labelSelector"]["matchLabels"],
+            canary["metadata"]["labels"]);
+  EXPECT_EQ(terms[1]["podAffinityTerm"]["labelSelector"]["matchLabels"][kArmLabel], kArmCanary);
+  // Its own marker: the target's pods (the enrolled template) never count as its windows.
+  EXPECT_NE(TemplateMarker(fresh), "");
+  EXPECT_NE(TemplateMarker(fresh), TemplateMarker(enrolled));
+  EXPECT_NE(TemplateMarker(fresh), TemplateMarker(canary));
+  // The same inputs give the same template (Converge compares markers on every pass), and
+  // the enrolled template is untouched apart from that.
+  EXPECT_EQ(FreshBaselineTemplate(enrolled, canary), fresh);
+  Json back = fresh;
+  back["metadata"]["labels"].erase(kFreshBaselineLabel);
+  back["spec"]["affinity"]["podAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"]
+      .erase(1);
+  back["metadata"]["annotations"][kTemplateHashAnnotation] = TemplateMarker(enrolled);
+  EXPECT_EQ(back, enrolled);
+  // Without affinity of the team's, Booster's term is the only one.
+  Json plain = FreshBaselineTemplate(*EnrolledTemplate(Original(), Ctx(), opts), canary);
+  EXPECT_EQ(plain["spec"]["affinity"]["podAffinity"]
+                 ["preferredDuringSchedulingIgnoredDuringExecution"].size(),
+            1u);
+}
+
+TEST(AgentSettingsTest, TheAgentsWindowAndMetricsSourceAreCompared) {
+  MutationOptions opts;
+  EnrollContext ctx = Ctx();
+  ctx.window = "5s";
+  const Json enrolled = *EnrolledTemplate(Original(), ctx, opts);
+  EXPECT_FALSE(AgentSettingsDiffer(enrolled, enrolled));
+  EnrollContext longer = ctx;
+  longer.window = "30s";
+  const Json other_window = *EnrolledTemplate(Original(), longer, opts);
+  EXPECT_TRUE(AgentSettingsDiffer(enrolled, other_window));
+  // Not part of the layer: after promotion such an edit is not "the tuning removed".
+  EXPECT_TRUE(LayerDifferences(enrolled, other_window, opts).empty());
+  EnrollContext source = ctx;
+  source.app_metrics = R"({"port":9090})";
+  EXPECT_TRUE(AgentSettingsDiffer(enrolled, *EnrolledTemplate(Original(), source, opts)));
+  // A template without the agent (not enrolled) has no settings to compare.
+  EXPECT_FALSE(AgentSettingsDiffer(Original(), enrolled));
+}
+
 TEST(QuantityTest, CpuAndMemory) {
   EXPECT_EQ(ParseCpuMillis("500m"), 500);
   EXPECT_EQ(ParseCpuMillis("2"), 2000);

@@ -278,8 +278,22 @@ class Machine {
     return d.exists && !holder.empty() && holder != p_.meta.uid;
   }
   bool InFlightOrPromoted() const { return InFlight(s_.phase) || s_.phase == Phase::kPromoted; }
-  bool OwnsCanary() const;
+  bool Owns(const DeploymentView& d) const;
+  bool OwnsCanary() const { return Owns(canary()); }
   bool ForeignCanary() const { return canary().exists && !OwnsCanary(); }
+  // The fresh baseline (analysis.baseline Fresh): the Deployment under its name, whether
+  // it is ours, and whether this rollout's steps run one (mode Metrics, and its name is
+  // not taken by a Deployment of someone else's).
+  const DeploymentView& fresh() const { return obs_.baseline; }
+  bool OwnsBaseline() const { return Owns(fresh()); }
+  bool ForeignBaseline() const { return fresh().exists && !OwnsBaseline(); }
+  bool FreshBaselineWanted() const {
+    return p_.spec.ok() && spec().rollout.analysis.mode == AnalysisMode::kMetrics &&
+           spec().rollout.analysis.baseline == BaselinePolicy::kFresh && !ForeignBaseline();
+  }
+  std::string FreshName() const {
+    return s_.canary_name.empty() ? BaselineName(TargetName()) : s_.canary_name + "-baseline";
+  }
   // Stands back from what another owns; true when the phase's handler must not run.
   bool CheckOwnership();
   // Sets the Conflict condition; true when it is new (so the caller announces it).
@@ -321,6 +335,9 @@ class Machine {
   bool CanaryRejected();
   void ReportReach();
   bool SpecChangedInFlight();
+  // analysis.interval, .source, .mode or .baseline changed mid-step: the windows before and
+  // after are not one experiment, so the step starts over with both arms re-templated.
+  bool ExperimentChanged();
   // A replica count someone else wrote on the target is the app's new total: re-split it.
   void FollowExternalScale();
   bool EffectivelyPaused(std::string* why) const;
@@ -337,11 +354,18 @@ class Machine {
   const absl::StatusOr<Json>& BaselineTemplate() const;  // the target's during the rollout
   const absl::StatusOr<Json>& CanaryTemplate() const;
   const absl::StatusOr<Json>& PromotedTemplate() const;
+  // The fresh baseline's (FreshBaselineTemplate of the two above).
+  const absl::StatusOr<Json>& FreshTemplate() const;
   // What a rollback gives the target: the team's template, with the tuning an earlier
   // rollout promoted when there is one.
   const absl::StatusOr<Json>& RestoredTemplate() const;
   bool LayerIs(const Json& want) const {
     return LayerDifferences(target().pod_template, want, opts_).empty();
+  }
+  // During the steps the target must also measure as `want` does (the agents' window and
+  // metrics source), so both arms' windows are alike.
+  bool TargetMeasuresAs(const Json& want) const {
+    return LayerIs(want) && !AgentSettingsDiffer(target().pod_template, want);
   }
   // Memoizes `build` under `slot` for the rest of the pass.
   template <typename F>
@@ -368,6 +392,9 @@ class Machine {
   void PushScaleTarget(int32_t n);
   void PushCanary(const Json& tmpl, int32_t n);
   void PushDeleteCanary();
+  // The same for the fresh baseline.
+  void PushBaseline(const Json& tmpl, int32_t n);
+  void PushDeleteBaseline();
 
   const Profile& p_;
   const Observations& obs_;
@@ -376,7 +403,7 @@ class Machine {
   const MutationOptions& opts_;
   RolloutStatus s_;
   const Json team_;  // the target's template without Booster's layer
-  mutable std::optional<absl::StatusOr<Json>> baseline_, canary_, promoted_, restored_;
+  mutable std::optional<absl::StatusOr<Json>> baseline_, canary_, promoted_, restored_, fresh_;
   std::vector<Action> actions_;
   std::vector<Action> events_;
   absl::Duration requeue_ = absl::InfiniteDuration();
@@ -397,7 +424,13 @@ void Machine::To(Phase to, std::string reason, std::string message, bool warning
                                   reason, message, now_};
   s_.phase = to;
   s_.phase_start_time = now_;
-  if (to != Phase::kProgressing && to != Phase::kPaused) s_.arms.reset();
+  if (to != Phase::kProgressing && to != Phase::kPaused) {
+    s_.arms.reset();
+    // The fresh baseline lives only during the steps; promotion first gives its pods back
+    // to the target (the baseline is deleted before the target grows: Converge).
+    if (to == Phase::kPromoting) s_.stable_replicas += s_.baseline_replicas;
+    s_.baseline_replicas = 0;
+  }
   transitioned_ = true;
   Event(warning, std::move(reason), std::move(message));
   Requeue(kAfterTransition);
@@ -437,6 +470,16 @@ const absl::StatusOr<Json>& Machine::PromotedTemplate() const {
               [&] { return TunedTemplate(team_, spec().tuning, kArmPromoted, Ctx(), opts_); });
 }
 
+const absl::StatusOr<Json>& Machine::FreshTemplate() const {
+  return Once(fresh_, [&]() -> absl::StatusOr<Json> {
+    const absl::StatusOr<Json>& b = BaselineTemplate();
+    if (!b.ok()) return b.status();
+    const absl::StatusOr<Json>& c = CanaryTemplate();
+    if (!c.ok()) return c.status();
+    return FreshBaselineTemplate(*b, *c);
+  });
+}
+
 const absl::StatusOr<Json>& Machine::RestoredTemplate() const {
   return Once(restored_, [&]() -> absl::StatusOr<Json> {
     if (BaselineTuning()) return BaselineTemplate();
@@ -444,9 +487,9 @@ const absl::StatusOr<Json>& Machine::RestoredTemplate() const {
   });
 }
 
-bool Machine::OwnsCanary() const {
-  if (!canary().exists || p_.meta.uid.empty()) return false;
-  for (const OwnerRef& o : canary().owners) {
+bool Machine::Owns(const DeploymentView& d) const {
+  if (!d.exists || p_.meta.uid.empty()) return false;
+  for (const OwnerRef& o : d.owners) {
     if (o.uid == p_.meta.uid) return true;
   }
   return false;
@@ -539,6 +582,18 @@ bool Machine::CheckOwnership() {
     }
     return true;
   }
+  if (ForeignBaseline() && p_.spec.ok() &&
+      spec().rollout.analysis.mode == AnalysisMode::kMetrics &&
+      spec().rollout.analysis.baseline == BaselinePolicy::kFresh) {
+    const DeploymentView& b = fresh();
+    const std::string msg = absl::StrCat(
+        "Deployment ", b.name, ", the name of this profile's fresh baseline, exists and was not "
+        "created by this profile (owner: ", OwnerText(b),
+        "); Booster never changes or deletes it, and the steps compare the canary with the "
+        "target's pods instead. Rename or delete that Deployment to get a fresh baseline");
+    if (ReportConflict("BaselineNameTaken", msg)) Event(true, "BaselineNameTaken", msg);
+    return false;
+  }
   const Condition* c = FindCondition(s_.conditions, kConditionConflict);
   if (c != nullptr && c->status == "True") SetCond(kConditionConflict, false, "Resolved", "");
   return false;
@@ -555,6 +610,10 @@ bool Machine::ReleasePreviousTarget() {
     PushDeleteCanary();
     pending = true;
   }
+  if (OwnsBaseline()) {  // and its fresh baseline
+    PushDeleteBaseline();
+    pending = true;
+  }
   const DeploymentView& old = obs_.previous_target;
   if (HeldByMe(old) && old.uid == s_.target_uid) pending |= Unenroll(old, why);
   if (pending) {
@@ -568,6 +627,7 @@ bool Machine::ReleasePreviousTarget() {
   s_.current_step = 0;
   s_.canary_weight = 0;
   s_.canary_replicas = 0;
+  s_.baseline_replicas = 0;
   s_.extensions = 0;
   s_.team_template_hash.clear();
   s_.baseline_tuning.clear();
@@ -640,6 +700,7 @@ bool Machine::EffectivelyPaused(std::string* why) const {
 }
 
 void Machine::Resplit() {
+  s_.baseline_replicas = 0;
   if (s_.phase == Phase::kPromoting) {
     s_.canary_replicas = std::min(s_.canary_replicas, s_.total_replicas);
     s_.stable_replicas = s_.total_replicas - s_.canary_replicas;
@@ -652,12 +713,20 @@ void Machine::Resplit() {
   }
   const int32_t floor =
       obs_.hpa_name.empty() ? 0 : std::max<int32_t>(obs_.hpa_min_replicas, s_.target_floor);
+  if (FreshBaselineWanted()) {
+    const ArmSplit split = SplitWithBaseline(s_.total_replicas, s_.canary_weight, floor);
+    s_.stable_replicas = split.stable;
+    s_.canary_replicas = split.canary;
+    s_.baseline_replicas = split.baseline;
+    return;
+  }
   const Split split = SplitReplicas(s_.total_replicas, s_.canary_weight, floor);
   s_.stable_replicas = split.stable;
   s_.canary_replicas = split.canary;
 }
 
 void Machine::EnterStep(int step) {
+  s_.experiment_hash = ExperimentHash(spec());
   s_.current_step = step;
   s_.canary_weight = Weight(step);
   Resplit();
@@ -670,6 +739,7 @@ void Machine::EnterStep(int step) {
 void Machine::StartRollback(std::string reason, std::string message) {
   s_.canary_weight = 0;
   s_.canary_replicas = 0;
+  s_.baseline_replicas = 0;
   s_.stable_replicas = s_.total_replicas;
   s_.analysis_start_time = absl::InfinitePast();
   s_.step_start_time = now_;
@@ -784,6 +854,26 @@ bool Machine::SpecChangedInFlight() {
   return true;
 }
 
+bool Machine::ExperimentChanged() {
+  const std::string hash = ExperimentHash(spec());
+  if (s_.experiment_hash == hash) return false;
+  const bool recorded = !s_.experiment_hash.empty();
+  s_.experiment_hash = hash;
+  // A status written before the hash was recorded, or no step yet: nothing to restart.
+  if (!recorded || s_.current_step <= 0) return false;
+  const std::string msg = absl::StrCat(
+      "analysis.interval, source, mode or baseline changed: both arms take the new settings "
+      "and step ",
+      s_.current_step, " starts over with a new analysis window");
+  EnterStep(s_.current_step);
+  if (s_.phase == Phase::kPaused) {
+    Event(false, "StepRestarted", msg);
+    return false;
+  }
+  To(Phase::kProgressing, "StepRestarted", msg);
+  return true;
+}
+
 // The target's replicas differ from what the operator last wrote (the scaled-to
 // annotation): a person, an HPA or KEDA scaled it, and the number they wrote is the total
 // the app should have — an HPA counts the canary's pods too, since they carry the app's
@@ -890,6 +980,10 @@ void Machine::Finalize() {
     PushDeleteCanary();
     done = false;
   }
+  if (OwnsBaseline()) {
+    PushDeleteBaseline();
+    done = false;
+  }
   // Only a target this profile holds is given back; one held by another profile (or by
   // none: this profile never enrolled it) is left alone.
   const std::string why =
@@ -928,6 +1022,7 @@ void Machine::HandleInvalidSpec() {
     To(Phase::kFailed, "InvalidSpec", msg, /*warning=*/true);
   }
   if (canary().exists) PushDeleteCanary();
+  PushDeleteBaseline();
 }
 
 // The namespace may not be tuned: touch nothing. A rollout in flight holds where it is
@@ -974,6 +1069,7 @@ bool Machine::CheckTarget() {
     Requeue(kWaitForTarget);
   }
   if (canary().exists) PushDeleteCanary();
+  PushDeleteBaseline();
   return false;
 }
 
@@ -1012,6 +1108,7 @@ void Machine::MaybeRestart() {
   s_.current_step = 0;
   s_.canary_weight = 0;
   s_.canary_replicas = 0;
+  s_.baseline_replicas = 0;
   s_.extensions = 0;
   s_.step_start_time = absl::InfinitePast();
   s_.analysis_start_time = absl::InfinitePast();
@@ -1029,6 +1126,7 @@ void Machine::StartRollout(std::string reason, std::string message, bool keep_tu
   s_.total_replicas = t.spec_replicas;
   s_.stable_replicas = t.spec_replicas;
   s_.canary_replicas = 0;
+  s_.baseline_replicas = 0;
   s_.canary_weight = 0;
   s_.current_step = 0;
   s_.extensions = 0;
@@ -1122,7 +1220,7 @@ void Machine::Enrolling() {
 
 void Machine::Progressing() {
   FollowExternalScale();  // first: a restart below splits the app's current total
-  if (NewRevision() || SpecChangedInFlight()) return;
+  if (NewRevision() || SpecChangedInFlight() || ExperimentChanged()) return;
   Resplit();  // an HPA's minReplicas may have moved
   const std::string abort = Annotation(kAnnotationAbort);
   if (!abort.empty() && abort != s_.handled.abort) {
@@ -1160,8 +1258,16 @@ void Machine::Progressing() {
     Requeue(kWaitForTarget);
     return;
   }
+  // With a fresh baseline the step is judged on it: its pods must be up too (and a
+  // baseline this step does not want must be gone).
+  const absl::StatusOr<Json>& fresh_tmpl = FreshTemplate();
+  const bool fresh_ready =
+      s_.baseline_replicas > 0
+          ? fresh_tmpl.ok() && Settled(fresh(), s_.baseline_replicas, TemplateMarker(*fresh_tmpl))
+          : !OwnsBaseline();
   const bool ready = Settled(canary(), s_.canary_replicas, TemplateMarker(*canary_tmpl)) &&
-                     Settled(target(), s_.stable_replicas, "") && LayerIs(*baseline);
+                     Settled(target(), s_.stable_replicas, "") && TargetMeasuresAs(*baseline) &&
+                     fresh_ready;
   if (!ready) {
     if (now_ - s_.step_start_time > spec().rollout.progress_deadline) {
       StartRollback(
@@ -1169,7 +1275,12 @@ void Machine::Progressing() {
           absl::StrCat("step ", s_.current_step, ": the pods were not ready within ",
                        FormatGoDuration(spec().rollout.progress_deadline), " (canary ",
                        canary().available_replicas, "/", s_.canary_replicas, " available, target ",
-                       target().available_replicas, "/", s_.stable_replicas, ")"));
+                       target().available_replicas, "/", s_.stable_replicas,
+                       s_.baseline_replicas > 0
+                           ? absl::StrCat(", fresh baseline ", fresh().available_replicas, "/",
+                                          s_.baseline_replicas)
+                           : "",
+                       ")"));
       return;
     }
     s_.analysis_start_time = absl::InfinitePast();
@@ -1186,6 +1297,7 @@ void Machine::Progressing() {
   req.step = s_.current_step;
   req.steps = static_cast<int>(spec().rollout.steps.size());
   req.weight = s_.canary_weight;
+  req.baseline_replicas = s_.baseline_replicas;
   req.analysis_start = s_.analysis_start_time;
   req.extensions = s_.extensions;
   req.step_duration = spec().rollout.step_duration;
@@ -1301,7 +1413,7 @@ bool Machine::DryRunRecorded(absl::string_view verdict) const {
 
 void Machine::Paused() {
   FollowExternalScale();  // first: a restart below splits the app's current total
-  if (NewRevision() || SpecChangedInFlight()) return;
+  if (NewRevision() || SpecChangedInFlight() || ExperimentChanged()) return;
   Resplit();
   const std::string abort = Annotation(kAnnotationAbort);
   if (!abort.empty() && abort != s_.handled.abort) {
@@ -1480,6 +1592,35 @@ void Machine::PushDeleteCanary() {
   Push(std::move(a));
 }
 
+void Machine::PushBaseline(const Json& tmpl, int32_t n) {
+  if (ForeignBaseline()) return;
+  Action a;
+  a.name = FreshName();
+  a.replicas = n;
+  if (!fresh().exists) {
+    a.type = ActionType::kCreateBaseline;
+    a.body = BaselineDeployment(p_.meta, target(), tmpl, n);
+    a.body["metadata"]["name"] = a.name;
+  } else {
+    a.type = ActionType::kPatchBaseline;
+    a.name = fresh().name;
+    a.uid = fresh().uid;
+    a.body = Json::array({{{"op", "test"}, {"path", "/metadata/uid"}, {"value", fresh().uid}},
+                          {{"op", "add"}, {"path", "/spec/replicas"}, {"value", n}},
+                          {{"op", "replace"}, {"path", "/spec/template"}, {"value", tmpl}}});
+  }
+  Push(std::move(a));
+}
+
+void Machine::PushDeleteBaseline() {
+  if (!OwnsBaseline()) return;
+  Action a;
+  a.type = ActionType::kDeleteBaseline;
+  a.name = fresh().name;
+  a.uid = fresh().uid;
+  Push(std::move(a));
+}
+
 // Actions that make the cluster match s_. Lowering actions first: a pod is never
 // requested on one side before it is released on the other.
 void Machine::Converge() {
@@ -1490,9 +1631,9 @@ void Machine::Converge() {
     (a.replicas >= 0 && a.replicas < t.spec_replicas ? lower : raise).push_back(std::move(a));
   };
   // The target gets `tmpl` (unless its layer is that already) and `n` replicas.
-  auto write_target = [&](const Json* tmpl, int32_t n, ActionType type) {
+  auto write_target = [&](const Json* tmpl, int32_t n, ActionType type, bool stepping = false) {
     TargetWrite w{.type = type};
-    if (tmpl != nullptr && !LayerIs(*tmpl)) w.tmpl = tmpl;
+    if (tmpl != nullptr && !(stepping ? TargetMeasuresAs(*tmpl) : LayerIs(*tmpl))) w.tmpl = tmpl;
     // The holder annotations were lost (the Deployment was replaced): claimed again.
     w.claim = AnnotationOf(t, kHolderUidAnnotation) != p_.meta.uid;
     if (t.spec_replicas != n || ScaledTo() != n) w.replicas = n;
@@ -1511,6 +1652,19 @@ void Machine::Converge() {
     Action a = std::move(actions_.back());
     actions_.resize(before);
     (c.exists && n < c.spec_replicas ? lower : raise).push_back(std::move(a));
+  };
+  const DeploymentView& b = fresh();
+  auto apply_baseline = [&](const Json& tmpl, int32_t n) {
+    if (ForeignBaseline()) return;  // never ours to write
+    if (b.exists && b.spec_replicas == n &&
+        TemplateMarker(b.pod_template) == TemplateMarker(tmpl)) {
+      return;
+    }
+    size_t before = actions_.size();
+    PushBaseline(tmpl, n);
+    Action a = std::move(actions_.back());
+    actions_.resize(before);
+    (b.exists && n < b.spec_replicas ? lower : raise).push_back(std::move(a));
   };
   switch (s_.phase) {
     case Phase::kPending:
@@ -1540,20 +1694,27 @@ void Machine::Converge() {
       if (!baseline.ok() || !tmpl.ok()) break;
       if (s_.current_step == 0) {
         PushDeleteCanary();
-        write_target(&*baseline, s_.stable_replicas, ActionType::kEnrollTarget);
+        PushDeleteBaseline();
+        write_target(&*baseline, s_.stable_replicas, ActionType::kEnrollTarget, true);
         break;
       }
-      if (!c.exists) {
+      const absl::StatusOr<Json>& fresh_tmpl = FreshTemplate();
+      const bool want_fresh = s_.baseline_replicas > 0 && fresh_tmpl.ok();
+      if (!c.exists || (want_fresh && !b.exists)) {
         // Created empty first: if the name is taken meanwhile the create fails and the
-        // target has not given up a replica for a canary that cannot be.
-        apply_canary(*tmpl, 0);
+        // target has not given up a replica for a canary (or baseline) that cannot be.
+        if (!c.exists) apply_canary(*tmpl, 0);
+        if (want_fresh && !b.exists) apply_baseline(*fresh_tmpl, 0);
         break;
       }
-      write_target(&*baseline, s_.stable_replicas, ActionType::kEnrollTarget);
+      if (!want_fresh) PushDeleteBaseline();  // this step compares with the target
+      write_target(&*baseline, s_.stable_replicas, ActionType::kEnrollTarget, true);
       apply_canary(*tmpl, s_.canary_replicas);
+      if (want_fresh) apply_baseline(*fresh_tmpl, s_.baseline_replicas);
       break;
     }
     case Phase::kPromoting: {
+      PushDeleteBaseline();  // before the target takes its pods back
       const absl::StatusOr<Json>& promoted = PromotedTemplate();
       if (!promoted.ok()) break;
       if (TemplateMarker(t.pod_template) != TemplateMarker(*promoted)) {
@@ -1577,6 +1738,7 @@ void Machine::Converge() {
     }
     case Phase::kRollingBack: {
       PushDeleteCanary();
+      PushDeleteBaseline();
       const absl::StatusOr<Json>& restored = RestoredTemplate();
       if (!restored.ok()) break;
       if (!BaselineTuning()) {
@@ -1605,6 +1767,7 @@ void Machine::Converge() {
     case Phase::kRolledBack:
     case Phase::kFailed:
       PushDeleteCanary();
+      PushDeleteBaseline();
       break;
   }
   for (Action& a : lower) Push(std::move(a));
@@ -1821,6 +1984,12 @@ absl::string_view ActionTypeName(ActionType type) {
       return "RestoreTemplate";
     case ActionType::kDeleteCanary:
       return "DeleteCanary";
+    case ActionType::kCreateBaseline:
+      return "CreateBaseline";
+    case ActionType::kPatchBaseline:
+      return "PatchBaseline";
+    case ActionType::kDeleteBaseline:
+      return "DeleteBaseline";
     case ActionType::kRecordEvent:
       return "RecordEvent";
     case ActionType::kRequeueAfter:
@@ -1860,10 +2029,25 @@ Split SplitReplicas(int32_t n, int weight, int32_t floor) {
   return Split{std::max(n - c, floor), c};
 }
 
+ArmSplit SplitWithBaseline(int32_t n, int weight, int32_t floor) {
+  const Split split = SplitReplicas(n, weight, floor);
+  const int32_t keep = std::clamp<int32_t>(floor, 0, std::max<int32_t>(n, 0));
+  const int32_t give = std::max<int32_t>(0, split.stable - keep);
+  const int32_t beyond = split.stable + split.canary <= n ? 1 : 0;
+  const int32_t baseline = std::min(split.canary, give + beyond);
+  return ArmSplit{split.stable - std::min(baseline, give), split.canary, baseline};
+}
+
 int32_t PromotionBatch(int32_t n) { return std::max<int32_t>(1, CanaryReplicas(n, 25)); }
 
-Json CanaryDeployment(const ProfileMeta& meta, const DeploymentView& target,
-                      const Json& pod_template, int32_t replicas) {
+namespace {
+
+// A Deployment of one arm beside the target: owned by the profile, the target's selector
+// plus `selector_labels`, the target's strategy, minReadySeconds and
+// progressDeadlineSeconds.
+Json ArmDeployment(const ProfileMeta& meta, const DeploymentView& target, const Json& pod_template,
+                   int32_t replicas, const std::string& name, absl::string_view arm,
+                   const std::map<std::string, std::string>& selector_labels) {
   Json selector = Json::object();
   Json::json_pointer sp("/spec/selector");
   if (target.object.contains(sp) && target.object.at(sp).is_object()) {
@@ -1872,7 +2056,7 @@ Json CanaryDeployment(const ProfileMeta& meta, const DeploymentView& target,
   if (!selector.contains("matchLabels") || !selector["matchLabels"].is_object()) {
     selector["matchLabels"] = Json::object();
   }
-  selector["matchLabels"][kArmLabel] = kArmCanary;
+  for (const auto& [k, v] : selector_labels) selector["matchLabels"][k] = v;
   Json spec = {{"replicas", replicas},
                {"selector", selector},
                {"template", pod_template},
@@ -1884,12 +2068,12 @@ Json CanaryDeployment(const ProfileMeta& meta, const DeploymentView& target,
   return Json{{"apiVersion", "apps/v1"},
               {"kind", "Deployment"},
               {"metadata",
-               {{"name", target.name + "-booster"},
+               {{"name", name},
                 {"namespace", meta.namespace_},
                 {"labels",
                  {{"app.kubernetes.io/managed-by", "booster-operator"},
                   {"booster.dev/profile", meta.name},
-                  {kArmLabel, kArmCanary}}},
+                  {kArmLabel, std::string(arm)}}},
                 {"ownerReferences", Json::array({{{"apiVersion", kApiVersion},
                                                   {"kind", kKind},
                                                   {"name", meta.name},
@@ -1897,6 +2081,28 @@ Json CanaryDeployment(const ProfileMeta& meta, const DeploymentView& target,
                                                   {"controller", true},
                                                   {"blockOwnerDeletion", true}}})}}},
               {"spec", spec}};
+}
+
+}  // namespace
+
+Json CanaryDeployment(const ProfileMeta& meta, const DeploymentView& target,
+                      const Json& pod_template, int32_t replicas) {
+  return ArmDeployment(meta, target, pod_template, replicas, target.name + "-booster", kArmCanary,
+                       {{kArmLabel, kArmCanary}});
+}
+
+Json BaselineDeployment(const ProfileMeta& meta, const DeploymentView& target,
+                        const Json& pod_template, int32_t replicas) {
+  return ArmDeployment(meta, target, pod_template, replicas, BaselineName(target.name),
+                       kArmBaseline, {{kArmLabel, kArmBaseline}, {kFreshBaselineLabel, "true"}});
+}
+
+std::string BaselineName(const std::string& target) { return target + "-booster-baseline"; }
+
+std::string StepBaselineMarker(const RolloutStatus& status, const Observations& obs) {
+  if (status.baseline_replicas == 0) return TemplateMarker(obs.target.pod_template);
+  const std::string fresh = obs.baseline.exists ? TemplateMarker(obs.baseline.pod_template) : "";
+  return fresh.empty() ? std::string(kNoFreshBaselineYet) : fresh;
 }
 
 }  // namespace booster::rollout

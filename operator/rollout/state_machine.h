@@ -15,9 +15,10 @@
 //
 // Replica arithmetic (docs/rollout.md): at weight w the canary has ceil(N*w/100) pods and
 // the target N minus that (SplitReplicas; an HPA's minReplicas stays on the target, the
-// canary giving way down to one pod); actions that lower a count come before those that
-// raise one, so executing them in order never requests more than N pods (N + 1 when an
-// HPA's minimum takes the whole of N). N is the app's total: a replica count someone
+// canary giving way down to one pod); with a fresh baseline (analysis.baseline Fresh, mode
+// Metrics) a third Deployment as large as the canary takes its pods from the target's
+// share (SplitWithBaseline); actions that lower a count come before those that raise one,
+// so executing them in order never requests more than N + 1 pods. N is the app's total: a replica count someone
 // else writes on the target (a person, an HPA) becomes the new N, re-split at once.
 //
 // The target's template is always the team's template plus Booster's layer
@@ -144,6 +145,8 @@ struct Observations {
   // Why the operator may not tune this profile's namespace ("" = it may): the namespace
   // has not opted in, or is the control plane's (controller::NamespaceRefusal).
   std::string namespace_refusal;
+  // The Deployment under the fresh baseline's name (BaselineName), if any.
+  DeploymentView baseline;
 };
 
 enum class ActionType {
@@ -157,6 +160,9 @@ enum class ActionType {
   kPromoteTemplate,      // JSON Patch `body` on the target
   kRestoreTemplate,      // JSON Patch `body` on the target
   kDeleteCanary,         // delete Deployment `name` with precondition uid `uid`
+  kCreateBaseline,       // create the fresh baseline Deployment in `body`
+  kPatchBaseline,        // JSON Patch `body` on the fresh baseline (tests its uid first)
+  kDeleteBaseline,       // delete the fresh baseline `name` with precondition uid `uid`
   kRecordEvent,          // Event on the profile: event_type, reason, message
   kRequeueAfter,         // reconcile again after `delay` (at most one, always last)
 };
@@ -206,6 +212,20 @@ struct Split {
 };
 Split SplitReplicas(int32_t n, int weight, int32_t floor);
 
+// The split of a step with a fresh baseline (analysis.baseline Fresh): SplitReplicas, then
+// a baseline as large as the canary whose pods come from the target's share above `floor`;
+// one pod beyond n only when the target has too few to give and the split has not gone
+// beyond n already. So the three never add up to more than n + 1, and the baseline is 0
+// (the step compares with the target) only when no pod can be had at all: n = 0, or an
+// HPA's minimum holds the whole of n and the canary already took the pod beyond it.
+struct ArmSplit {
+  int32_t stable = 0;
+  int32_t canary = 0;
+  int32_t baseline = 0;
+  bool operator==(const ArmSplit&) const = default;
+};
+ArmSplit SplitWithBaseline(int32_t n, int weight, int32_t floor);
+
 // Pods the promotion moves from the canary to the target at once: 25% of N, at least 1.
 int32_t PromotionBatch(int32_t n);
 
@@ -213,6 +233,20 @@ int32_t PromotionBatch(int32_t n);
 // label, the target's strategy, minReadySeconds and progressDeadlineSeconds.
 Json CanaryDeployment(const ProfileMeta& meta, const DeploymentView& target,
                       const Json& pod_template, int32_t replicas);
+
+// The fresh baseline Deployment: as CanaryDeployment, with the baseline arm and
+// kFreshBaselineLabel in its selector, named BaselineName(target.name).
+Json BaselineDeployment(const ProfileMeta& meta, const DeploymentView& target,
+                        const Json& pod_template, int32_t replicas);
+// "<target>-booster-baseline".
+std::string BaselineName(const std::string& target);
+
+// The template marker the windows of a step's baseline arm must carry (the feedback
+// store's BeginStep): the fresh baseline's while the step has one, and until it exists a
+// marker no pod carries, so the target's pods never stand in for it; the target's
+// otherwise.
+std::string StepBaselineMarker(const RolloutStatus& status, const Observations& obs);
+inline constexpr char kNoFreshBaselineYet[] = "fresh-baseline-not-created";
 
 // What status.lastDecision.message of a verdict dry run kept from rolling back starts with.
 inline constexpr char kDryRunPrefix[] = "dry run: would have rolled back: ";
@@ -225,8 +259,9 @@ inline constexpr char kConditionTargetFound[] = "TargetFound";
 inline constexpr char kConditionTargetModified[] = "TargetModified";
 inline constexpr char kConditionHpaDetected[] = "HPADetected";
 // True while the profile stands back from an object it does not own: its target is held
-// by another profile (reason TargetHeld) or its canary's name is taken by a Deployment it
-// did not create (reason CanaryNameTaken).
+// by another profile (reason TargetHeld), its canary's name is taken by a Deployment it
+// did not create (reason CanaryNameTaken), or its fresh baseline's is (reason
+// BaselineNameTaken: the steps then compare the canary with the target's pods).
 inline constexpr char kConditionConflict[] = "Conflict";
 // True when the node refused to run the tuning (reason SysctlForbidden: the kubelet
 // rejected a canary pod for a sysctl it does not allow); the rollout then rolls back at

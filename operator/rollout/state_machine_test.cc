@@ -57,6 +57,8 @@ class Sim {
   const Json& target() const { return api_.target(); }
   Json& canary() { return api_.canary(); }
   const Json& canary() const { return api_.canary(); }
+  Json& baseline() { return api_.baseline(); }
+  const Json& baseline() const { return api_.baseline(); }
   std::string& hpa() { return hpa_; }
   // The HPA's minReplicas (Observations::hpa_min_replicas) while hpa() is set.
   int32_t hpa_min = 1;
@@ -106,6 +108,7 @@ class Sim {
     obs.rejected_pods = rejected;
     obs.reach = reach;
     obs.namespace_refusal = namespace_refusal;
+    obs.baseline = ObserveDeployment(baseline());
     return Reconcile(*p, obs, verdicts, now_, opts_);
   }
 
@@ -138,11 +141,14 @@ class Sim {
 
   // Carries out one action: false when the API server refused it.
   bool Execute(const Action& a) {
-    if (a.type == ActionType::kCreateCanary) {
+    if (a.type == ActionType::kCreateCanary || a.type == ActionType::kCreateBaseline) {
       EXPECT_EQ(testing::ProfileOwnerUid(a.body), "profile-uid");
     } else if ((a.type == ActionType::kPatchCanary || a.type == ActionType::kDeleteCanary) &&
                !canary().is_null()) {
       EXPECT_EQ(testing::ProfileOwnerUid(canary()), "profile-uid");
+    } else if ((a.type == ActionType::kPatchBaseline || a.type == ActionType::kDeleteBaseline) &&
+               !baseline().is_null()) {
+      EXPECT_EQ(testing::ProfileOwnerUid(baseline()), "profile-uid");
     }
     const absl::Status s = api_.Execute(a, profile_);
     if (a.type == ActionType::kRemoveFinalizer) gone_ = true;
@@ -163,7 +169,8 @@ class Sim {
 
   int32_t TargetReplicas() const { return testing::SpecReplicas(target()); }
   int32_t CanaryReplicas() const { return testing::SpecReplicas(canary()); }
-  int32_t Total() const { return TargetReplicas() + CanaryReplicas(); }
+  int32_t BaselineReplicas() const { return testing::SpecReplicas(baseline()); }
+  int32_t Total() const { return TargetReplicas() + CanaryReplicas() + BaselineReplicas(); }
 
   MutationOptions opts_;
 
@@ -2074,14 +2081,21 @@ std::vector<int> RandomSteps(std::mt19937& rng) {
 }
 
 // Random verdicts, pauses, aborts, promote-nows, slow pods and operator crashes between
-// the status write and the actions. Invariants: the requested total never exceeds N,
-// every resting step splits exactly N as ceil(N*w/100) + rest, and every rollout ends
-// Promoted or RolledBack with N replicas on the target and no canary; RolledBack with
-// the original template verbatim and no Booster annotation on the Deployment.
-TEST(ReconcilePropertyTest, ReplicasNeverExceedNorDriftAcrossCrashes) {
-  std::mt19937 rng(20261129);
-  int promoted = 0, rolled_back = 0, crashes = 0, spared = 0;
-  for (int scenario = 0; scenario < 120; ++scenario) {
+// the status write and the actions. Invariants: the requested total never exceeds N (N + 1
+// with a fresh baseline), every resting step splits N as ceil(N*w/100) + rest (with a
+// fresh baseline: SplitWithBaseline), and every rollout ends Promoted or RolledBack with N
+// replicas on the target and no canary or baseline; RolledBack with the original template
+// verbatim and no Booster annotation on the Deployment.
+struct CrashFigures {
+  int promoted = 0, rolled_back = 0, crashes = 0, spared = 0, fresh_steps = 0, beyond_n = 0;
+};
+void RunCrashProperty(uint32_t seed, int scenarios, bool fresh_baseline, CrashFigures& f) {
+  std::mt19937 rng(seed);
+  int& promoted = f.promoted;
+  int& rolled_back = f.rolled_back;
+  int& crashes = f.crashes;
+  int& spared = f.spared;
+  for (int scenario = 0; scenario < scenarios; ++scenario) {
     std::uniform_int_distribution<int32_t> nd(0, 25);
     const int32_t n = nd(rng);
     Json spec = SpecJson();
@@ -2089,6 +2103,11 @@ TEST(ReconcilePropertyTest, ReplicasNeverExceedNorDriftAcrossCrashes) {
     // One scenario in four in dry run: its Fails and Inconclusives never roll back.
     const bool dry_run = scenario % 4 == 3;
     spec["rollout"]["analysis"] = {{"maxExtensions", 1}, {"dryRun", dry_run}};
+    if (fresh_baseline) {
+      spec["rollout"]["analysis"]["mode"] = "Metrics";
+      spec["rollout"]["analysis"]["metrics"] = Json::parse(R"([{"name": "latencyP99"}])");
+    }
+    const int32_t bound = fresh_baseline ? n + 1 : n;
     Sim sim(n, spec);
     SCOPED_TRACE(absl::StrCat("scenario ", scenario, " n=", n,
                               " steps=", spec["rollout"]["steps"].dump(), " dryRun=", dry_run));
@@ -2100,7 +2119,7 @@ TEST(ReconcilePropertyTest, ReplicasNeverExceedNorDriftAcrossCrashes) {
     for (int i = 0; i < 400; ++i) {
       const Phase ph = sim.phase();
       if ((ph == Phase::kPromoted || ph == Phase::kRolledBack) && sim.canary().is_null() &&
-          sim.Plan1(verdicts).actions.empty()) {
+          sim.baseline().is_null() && sim.Plan1(verdicts).actions.empty()) {
         break;
       }
       double r = u(rng);
@@ -2117,6 +2136,9 @@ TEST(ReconcilePropertyTest, ReplicasNeverExceedNorDriftAcrossCrashes) {
       }
       if (u(rng) < 0.005) sim.SetAnnotation(kAnnotationAbort, absl::StrCat(++token));
       if (u(rng) < 0.005) sim.SetAnnotation(kAnnotationPromoteNow, absl::StrCat(++token));
+      // An app of 0 replicas holds its rollout (nothing to judge) until it has pods again or
+      // someone aborts: late in the scenario, someone does.
+      if (n == 0 && i == 300) sim.SetAnnotation(kAnnotationAbort, "no-pods");
       const bool crash = u(rng) < 0.2;
       size_t execute = SIZE_MAX;
       if (crash) {
@@ -2125,8 +2147,8 @@ TEST(ReconcilePropertyTest, ReplicasNeverExceedNorDriftAcrossCrashes) {
         ++crashes;
       }
       const bool settle = u(rng) < 0.8;
-      Plan p = sim.Step(verdicts, settle, execute, [&] { ASSERT_LE(sim.Total(), n); });
-      if (HasFatalFailure()) return;
+      Plan p = sim.Step(verdicts, settle, execute, [&] { ASSERT_LE(sim.Total(), bound); });
+      if (::testing::Test::HasFatalFailure()) return;
       RolloutStatus s = sim.status();
       if (s.last_transition) {
         const std::string& why = s.last_transition->reason;
@@ -2143,13 +2165,35 @@ TEST(ReconcilePropertyTest, ReplicasNeverExceedNorDriftAcrossCrashes) {
       }
       if (s.phase != Phase::kPending && s.phase != Phase::kFailed) {
         ASSERT_EQ(s.total_replicas, n);
-        ASSERT_EQ(s.stable_replicas + s.canary_replicas, n) << PhaseName(s.phase);
+        const int32_t all = s.stable_replicas + s.canary_replicas + s.baseline_replicas;
+        // With a fresh baseline a step (and the start of a promotion that takes its pods
+        // back) may hold one pod beyond N.
+        ASSERT_GE(all, n) << PhaseName(s.phase);
+        ASSERT_LE(all, bound) << PhaseName(s.phase);
       }
-      // (A pass that created the canary created it empty; the split follows on the next.)
+      if (!fresh_baseline) {
+        ASSERT_EQ(s.baseline_replicas, 0);
+      }
+      // (A pass that created the canary or the baseline created it empty; the split follows
+      // on the next.)
       if (!crash && (s.phase == Phase::kProgressing || s.phase == Phase::kPaused) &&
-          s.current_step > 0 && !Has(p, ActionType::kCreateCanary)) {
+          s.current_step > 0 && !Has(p, ActionType::kCreateCanary) &&
+          !Has(p, ActionType::kCreateBaseline)) {
         ASSERT_EQ(s.canary_weight, spec["rollout"]["steps"][s.current_step - 1].get<int>());
         ASSERT_EQ(s.canary_replicas, CanaryReplicas(n, s.canary_weight));
+        if (fresh_baseline) {
+          const ArmSplit want = SplitWithBaseline(n, s.canary_weight, 0);
+          ASSERT_EQ(s.baseline_replicas, want.baseline);
+          ASSERT_EQ(s.stable_replicas, want.stable);
+          ASSERT_EQ(sim.BaselineReplicas(), s.baseline_replicas);
+          if (n > 0) {
+            ASSERT_GT(s.baseline_replicas, 0) << "a step without a baseline";
+          }
+          ++f.fresh_steps;
+          if (want.stable + want.canary + want.baseline > n) ++f.beyond_n;
+        } else {
+          ASSERT_EQ(s.stable_replicas + s.canary_replicas, n);
+        }
         ASSERT_EQ(sim.TargetReplicas(), s.stable_replicas);
         ASSERT_EQ(sim.CanaryReplicas(), s.canary_replicas);
       }
@@ -2159,6 +2203,7 @@ TEST(ReconcilePropertyTest, ReplicasNeverExceedNorDriftAcrossCrashes) {
     const Phase end = sim.phase();
     ASSERT_TRUE(end == Phase::kPromoted || end == Phase::kRolledBack) << PhaseName(end);
     EXPECT_TRUE(sim.canary().is_null());
+    EXPECT_TRUE(sim.baseline().is_null());
     EXPECT_EQ(sim.TargetReplicas(), n);
     if (end == Phase::kPromoted) {
       ++promoted;
@@ -2170,15 +2215,37 @@ TEST(ReconcilePropertyTest, ReplicasNeverExceedNorDriftAcrossCrashes) {
       EXPECT_EQ(sim.target()["metadata"].value("annotations", Json::object()), Json::object());
     }
   }
+}
+
+TEST(ReconcilePropertyTest, ReplicasNeverExceedNorDriftAcrossCrashes) {
+  CrashFigures f;
+  RunCrashProperty(20261129, 120, /*fresh_baseline=*/false, f);
+  if (HasFatalFailure()) return;
   // The generator exercises both endings and many crashes.
-  EXPECT_GT(promoted, 20);
-  EXPECT_GT(rolled_back, 20);
-  EXPECT_GT(crashes, 300);
-  EXPECT_GT(spared, 2) << "dry-run scenarios past a verdict that would have rolled back";
+  EXPECT_GT(f.promoted, 20);
+  EXPECT_GT(f.rolled_back, 20);
+  EXPECT_GT(f.crashes, 300);
+  EXPECT_GT(f.spared, 2) << "dry-run scenarios past a verdict that would have rolled back";
   std::printf(
       "property: %d promoted, %d rolled back, %d crashed reconciles; %d dry-run "
       "scenarios went on past a verdict that would have rolled back\n",
-      promoted, rolled_back, crashes, spared);
+      f.promoted, f.rolled_back, f.crashes, f.spared);
+}
+
+// The same with a fresh baseline (mode Metrics, analysis.baseline Fresh): a third
+// Deployment at every step, never more than N + 1 pods requested, none left behind.
+TEST(ReconcilePropertyTest, FreshBaselineKeepsTheReplicaBoundAndLeavesNothingBehind) {
+  CrashFigures f;
+  RunCrashProperty(20261203, 60, /*fresh_baseline=*/true, f);
+  if (HasFatalFailure()) return;
+  EXPECT_GT(f.promoted, 10);
+  EXPECT_GT(f.rolled_back, 10);
+  EXPECT_GT(f.fresh_steps, 100);
+  EXPECT_GT(f.beyond_n, 10) << "steps whose baseline took the pod beyond N";
+  std::printf(
+      "fresh baseline property: %d promoted, %d rolled back, %d crashed reconciles; %d settled "
+      "steps with a baseline, %d of them one pod beyond N\n",
+      f.promoted, f.rolled_back, f.crashes, f.fresh_steps, f.beyond_n);
 }
 
 // The team owns the Deployment: at random points (between two reconciles, or between two
@@ -2522,6 +2589,274 @@ TEST(ReplicaMathTest, CanaryIsCeilAndTotalStaysN) {
   EXPECT_EQ(PromotionBatch(1), 1);
   EXPECT_EQ(PromotionBatch(8), 2);
   EXPECT_EQ(PromotionBatch(10), 3);
+}
+
+TEST(ReplicaMathTest, AFreshBaselineIsAsLargeAsTheCanaryAndNeverTakesMoreThanOnePodBeyondN) {
+  struct Case {
+    int32_t n;
+    int weight;
+    int32_t floor;
+    ArmSplit want;
+  };
+  const Case cases[] = {
+      {10, 10, 0, {8, 1, 1}},   // from the target's share
+      {4, 25, 0, {2, 1, 1}},
+      {4, 50, 0, {0, 2, 2}},    // the target gives all it has
+      {3, 50, 0, {0, 2, 2}},    // one from the target, one beyond N
+      {1, 50, 0, {0, 1, 1}},    // N = 1: the pod beyond N
+      {4, 100, 0, {0, 4, 1}},   // a 100% step: the target has nothing to give
+      {4, 10, 3, {3, 1, 1}},    // an HPA's minimum stays on the target: one beyond N
+      {4, 10, 4, {4, 1, 0}},    // the minimum takes N and the canary the pod beyond it
+      {0, 50, 0, {0, 0, 0}},
+  };
+  for (const Case& c : cases) {
+    EXPECT_EQ(SplitWithBaseline(c.n, c.weight, c.floor), c.want)
+        << "n=" << c.n << " w=" << c.weight << " floor=" << c.floor;
+  }
+  for (int32_t n = 0; n <= 60; ++n) {
+    for (int w = 1; w <= 100; ++w) {
+      for (int32_t floor : {0, 1, n / 2, n}) {
+        const ArmSplit a = SplitWithBaseline(n, w, floor);
+        const Split plain = SplitReplicas(n, w, floor);
+        ASSERT_EQ(a.canary, plain.canary);  // the canary's share does not change
+        ASSERT_LE(a.stable + a.canary + a.baseline, n + 1);
+        ASSERT_GE(a.stable, std::min(floor, n));  // an HPA's minimum stays on the target
+        ASSERT_LE(a.baseline, a.canary);
+        if (floor == 0) {  // the target's share and the pod beyond N, as far as needed
+          ASSERT_EQ(a.baseline, std::min(a.canary, n - a.canary + 1));
+        }
+      }
+    }
+  }
+}
+
+// A Metrics profile with the default baseline: a Deployment of the untuned template beside
+// the canary at every step, created empty with it, as large as the canary, waited for
+// before the step is judged, its windows alone the baseline arm's; deleted before the
+// target takes its pods back at promotion, and on rollback.
+Json FreshSpec() {
+  Json spec = SpecJson();
+  spec["rollout"]["steps"] = {25, 50, 100};
+  spec["rollout"]["analysis"] = {{"mode", "Metrics"},
+                                 {"metrics", Json::parse(R"([{"name": "latencyP99"}])")}};
+  return spec;
+}
+
+TEST(FreshBaselineTest, RunsBesideTheCanaryAtEveryStepAndGoesBeforePromotion) {
+  Sim sim(4, FreshSpec());
+  ScriptedVerdictSource wait({MakeVerdict(VerdictKind::kWait)});
+  // The pass that creates the canary creates the baseline too, both empty.
+  Plan create;
+  for (int i = 0; i < 10 && !Has(create, ActionType::kCreateCanary); ++i) create = sim.Step(wait);
+  ASSERT_TRUE(Has(create, ActionType::kCreateCanary));
+  const Action* b = Find(create, ActionType::kCreateBaseline);
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(b->replicas, 0);
+  EXPECT_EQ(b->body["metadata"]["name"], "web-booster-baseline");
+  EXPECT_EQ(testing::ProfileOwnerUid(b->body), "profile-uid");
+  EXPECT_EQ(b->body["spec"]["selector"]["matchLabels"][kFreshBaselineLabel], "true");
+  EXPECT_EQ(b->body["spec"]["selector"]["matchLabels"][kArmLabel], kArmBaseline);
+  EXPECT_FALSE(Has(create, ActionType::kScaleTarget));
+  EXPECT_FALSE(Has(create, ActionType::kEnrollTarget));
+  // Then the split: 4 at 25% is 2 + 1 + 1, the target lowered before the others grow.
+  Plan split = sim.Step(wait);
+  RolloutStatus s = sim.status();
+  EXPECT_EQ(s.stable_replicas, 2);
+  EXPECT_EQ(s.canary_replicas, 1);
+  EXPECT_EQ(s.baseline_replicas, 1);
+  EXPECT_EQ(sim.BaselineReplicas(), 1);
+  ASSERT_FALSE(split.actions.empty());
+  EXPECT_TRUE(split.actions[0].type == ActionType::kEnrollTarget ||
+              split.actions[0].type == ActionType::kScaleTarget)
+      << DescribeAction(split.actions[0]);
+  // Its template: the target's arm, labelled, near the canary, with a marker of its own.
+  const Json& bt = sim.baseline()["spec"]["template"];
+  EXPECT_EQ(TemplateArm(bt), kArmBaseline);
+  EXPECT_EQ(bt["metadata"]["labels"][kFreshBaselineLabel], "true");
+  EXPECT_NE(TemplateMarker(bt), TemplateMarker(sim.target()["spec"]["template"]));
+  EXPECT_EQ(bt["spec"]["affinity"]["podAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"]
+              [0]["podAffinityTerm"]["labelSelector"]["matchLabels"][kArmLabel],
+            kArmCanary);
+  // The step is not judged while the baseline's pods are not available.
+  testing::Unsettle(sim.baseline());
+  ScriptedVerdictSource pass({MakeVerdict(VerdictKind::kPass)});
+  const size_t asked = pass.requests().size();
+  sim.Step(pass, /*settle=*/false);
+  EXPECT_EQ(pass.requests().size(), asked);
+  EXPECT_EQ(sim.status().analysis_start_time, absl::InfinitePast());
+  sim.SettleAll();
+  // Step 2 (50%): 0 + 2 + 2; never more than N + 1 requested on the way.
+  Drive(sim, pass, [&] { return sim.status().current_step == 2; });
+  for (int i = 0; i < 3; ++i) {
+    sim.Step(wait, true, SIZE_MAX, [&] { ASSERT_LE(sim.Total(), 5); });
+  }
+  s = sim.status();
+  EXPECT_EQ(s.stable_replicas, 0);
+  EXPECT_EQ(s.canary_replicas, 2);
+  EXPECT_EQ(s.baseline_replicas, 2);
+  EXPECT_EQ(sim.BaselineReplicas(), 2);
+  // Step 3 (100%): 0 + 4 + 1, the pod beyond N.
+  Drive(sim, pass, [&] { return sim.status().current_step == 3; });
+  for (int i = 0; i < 3; ++i) sim.Step(wait);
+  EXPECT_EQ(sim.BaselineReplicas(), 1);
+  EXPECT_EQ(sim.CanaryReplicas(), 4);
+  // Promotion: the baseline is deleted before the target grows, and its pod goes to the
+  // target (so the app never has fewer than N pods).
+  Plan promote = sim.Step(pass, true, SIZE_MAX, [&] { ASSERT_LE(sim.Total(), 5); });
+  ASSERT_EQ(sim.phase(), Phase::kPromoting);
+  EXPECT_EQ(sim.status().baseline_replicas, 0);
+  EXPECT_EQ(sim.status().stable_replicas, 1);  // the baseline's pod, back on the target
+  ASSERT_FALSE(promote.actions.empty());
+  EXPECT_EQ(promote.actions[0].type, ActionType::kDeleteBaseline)
+      << DescribeAction(promote.actions[0]);
+  EXPECT_EQ(promote.actions[0].uid, "baseline-uid");
+  EXPECT_TRUE(sim.baseline().is_null());
+  Drive(sim, pass, [&] { return sim.phase() == Phase::kPromoted; });
+  EXPECT_TRUE(sim.baseline().is_null());
+  EXPECT_EQ(sim.TargetReplicas(), 4);
+}
+
+TEST(FreshBaselineTest, ARollbackDeletesItAndGivesTheTargetEveryReplica) {
+  Sim sim(4, FreshSpec());
+  ScriptedVerdictSource wait({MakeVerdict(VerdictKind::kWait)});
+  Drive(sim, wait, [&] { return sim.BaselineReplicas() == 1 && sim.CanaryReplicas() == 1; });
+  ScriptedVerdictSource fail({MakeVerdict(VerdictKind::kFail, "Regression", "p99 +80%")});
+  Drive(sim, fail, [&] { return sim.phase() == Phase::kRolledBack; });
+  EXPECT_TRUE(sim.baseline().is_null());
+  EXPECT_TRUE(sim.canary().is_null());
+  EXPECT_EQ(sim.TargetReplicas(), 4);
+  EXPECT_EQ(sim.target()["spec"]["template"], OriginalTemplate());
+}
+
+TEST(FreshBaselineTest, TimeModeAndBaselineTargetRunNone) {
+  for (const char* mode : {"time", "target"}) {
+    SCOPED_TRACE(mode);
+    Json spec = FreshSpec();
+    if (std::string(mode) == "time") {
+      spec["rollout"]["analysis"] = Json::object();
+    } else {
+      spec["rollout"]["analysis"]["baseline"] = "Target";
+    }
+    Sim sim(4, spec);
+    ScriptedVerdictSource pass({MakeVerdict(VerdictKind::kPass)});
+    for (int i = 0; i < 200 && sim.phase() != Phase::kPromoted; ++i) {
+      Plan p = sim.Step(pass);
+      ASSERT_FALSE(Has(p, ActionType::kCreateBaseline));
+      ASSERT_EQ(sim.status().baseline_replicas, 0);
+      ASSERT_LE(sim.Total(), 4);
+      sim.now() += absl::Seconds(10);
+    }
+    EXPECT_EQ(sim.phase(), Phase::kPromoted);
+  }
+}
+
+// A Deployment of someone else's under the baseline's name: never written or deleted; the
+// steps compare with the target's pods and the Conflict condition says why.
+TEST(FreshBaselineTest, ANameTakenBySomeoneElseFallsBackToTheTargetAndSaysSo) {
+  Sim sim(4, FreshSpec());
+  sim.baseline() = ForeignDeployment();
+  sim.baseline()["metadata"]["name"] = "web-booster-baseline";
+  const Json theirs = sim.baseline();
+  ScriptedVerdictSource pass({MakeVerdict(VerdictKind::kPass)});
+  for (int i = 0; i < 200 && sim.phase() != Phase::kPromoted; ++i) {
+    Plan p = sim.Step(pass);
+    for (const Action& a : p.actions) {
+      ASSERT_NE(a.type, ActionType::kCreateBaseline);
+      ASSERT_NE(a.type, ActionType::kPatchBaseline);
+      ASSERT_NE(a.type, ActionType::kDeleteBaseline);
+    }
+    ASSERT_EQ(sim.status().baseline_replicas, 0);
+    ASSERT_LE(sim.TargetReplicas() + sim.CanaryReplicas(), 4);
+    sim.now() += absl::Seconds(10);
+  }
+  EXPECT_EQ(sim.phase(), Phase::kPromoted);
+  EXPECT_EQ(sim.baseline()["spec"], theirs["spec"]);
+  Condition c = sim.Cond(kConditionConflict);
+  EXPECT_EQ(c.status, "True");
+  EXPECT_EQ(c.reason, "BaselineNameTaken");
+  EXPECT_THAT(c.message, HasSubstr("web-booster-baseline"));
+  EXPECT_THAT(Reasons(sim.events()), ::testing::Contains("BaselineNameTaken"));
+}
+
+// An edit of the agents' window (or metrics source, mode, baseline) mid-step: windows of
+// before and after are not one experiment, so both arms take the new settings and the step
+// starts over; a threshold edit is not such a change.
+TEST(ExperimentTest, AnIntervalEditMidStepRestartsTheStepOnBothArms) {
+  Sim sim(4, FreshSpec());
+  ScriptedVerdictSource wait({MakeVerdict(VerdictKind::kWait)});
+  Drive(sim, wait, [&] {
+    return sim.phase() == Phase::kProgressing &&
+           sim.status().analysis_start_time != absl::InfinitePast();
+  });
+  sim.now() += absl::Seconds(30);
+  sim.Step(wait);
+  const RolloutStatus before = sim.status();
+  ASSERT_EQ(before.current_step, 1);
+  // A threshold: the step goes on.
+  sim.EditSpec([](Json& s) { s["rollout"]["analysis"]["metrics"][0]["maxRegressionPercent"] = 20; });
+  sim.now() += absl::Seconds(5);
+  sim.Step(wait);
+  EXPECT_EQ(sim.status().step_start_time, before.step_start_time);
+  EXPECT_EQ(sim.status().analysis_start_time, before.analysis_start_time);
+  // The interval: step 1 again, from now, both arms re-templated with the new window.
+  sim.EditSpec([](Json& s) { s["rollout"]["analysis"]["interval"] = "10s"; });
+  sim.now() += absl::Seconds(5);
+  sim.Step(wait);
+  RolloutStatus after = sim.status();
+  EXPECT_EQ(after.current_step, 1);
+  EXPECT_EQ(after.step_start_time, sim.time());
+  EXPECT_EQ(after.last_transition->reason, "StepRestarted");
+  EXPECT_THAT(after.last_transition->message, HasSubstr("step 1 starts over"));
+  auto window = [](const Json& deployment) {
+    for (const Json& c : deployment["spec"]["template"]["spec"]["containers"]) {
+      if (c.value("name", "") != kAgentContainer) continue;
+      for (const Json& e : c.value("env", Json::array())) {
+        if (e.value("name", "") == "BOOSTER_WINDOW") return e.value("value", "");
+      }
+    }
+    return std::string("<unset>");
+  };
+  for (int i = 0; i < 3; ++i) sim.Step(wait);
+  EXPECT_EQ(window(sim.canary()), "10s");
+  EXPECT_EQ(window(sim.baseline()), "10s");
+  EXPECT_EQ(window(sim.target()), "10s");
+  EXPECT_EQ(sim.status().current_step, 1);
+  EXPECT_NE(sim.status().analysis_start_time, absl::InfinitePast());
+  EXPECT_GT(sim.status().analysis_start_time, before.analysis_start_time);
+}
+
+TEST(BaselineDeploymentTest, IsOwnedByTheProfileAndSelectsOnlyItsOwnPods) {
+  ProfileMeta meta;
+  meta.name = "p";
+  meta.namespace_ = "shop";
+  meta.uid = "puid";
+  DeploymentView t = ObserveDeployment(Json::parse(R"({
+    "metadata": {"name": "web", "uid": "t"},
+    "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "web"}}, "template": {}}})"));
+  Json d = BaselineDeployment(meta, t, Json::object(), 1);
+  EXPECT_EQ(d["metadata"]["name"], "web-booster-baseline");
+  EXPECT_EQ(d["metadata"]["labels"][kArmLabel], kArmBaseline);
+  EXPECT_EQ(d["metadata"]["ownerReferences"][0]["uid"], "puid");
+  // The target's own pods (arm baseline, no fresh label) are never this Deployment's.
+  EXPECT_EQ(d["spec"]["selector"]["matchLabels"],
+            Json::parse(R"({"app": "web", "booster.dev/arm": "baseline",
+                            "booster.dev/fresh-baseline": "true"})"));
+  EXPECT_EQ(BaselineName("web"), "web-booster-baseline");
+}
+
+TEST(StepBaselineMarkerTest, TheFreshBaselinesWhileTheStepHasOneAndNeverTheTargetsThen) {
+  Observations obs;
+  obs.target = ObserveDeployment(Json::parse(R"({"metadata": {"name": "web"},
+      "spec": {"template": {"metadata": {"annotations": {"booster.dev/template-hash": "t"}}}}})"));
+  RolloutStatus s;
+  EXPECT_EQ(StepBaselineMarker(s, obs), "t");  // analysis.baseline Target, or Time mode
+  s.baseline_replicas = 2;
+  EXPECT_EQ(StepBaselineMarker(s, obs), kNoFreshBaselineYet);  // not created yet
+  obs.baseline = ObserveDeployment(Json::parse(R"({"metadata": {"name": "web-booster-baseline"},
+      "spec": {"template": {"metadata": {"annotations": {"booster.dev/template-hash": "f"}}}}})"));
+  EXPECT_EQ(StepBaselineMarker(s, obs), "f");
+  s.baseline_replicas = 0;  // a step that falls back to the target
+  EXPECT_EQ(StepBaselineMarker(s, obs), "t");
 }
 
 TEST(CanaryDeploymentTest, IsOwnedByTheProfileAndSelectsOnlyCanaryPods) {

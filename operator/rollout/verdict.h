@@ -35,6 +35,9 @@ struct VerdictRequest {
   int step = 0;                                      // 1-based
   int steps = 0;                                     // spec.rollout.steps.size()
   int weight = 0;                                    // percent of N on the canary
+  // Pods of the step's fresh baseline (status.baselineReplicas); 0 = the canary is compared
+  // with the target's pods (analysis.baseline Target, or none could be had).
+  int baseline_replicas = 0;
   absl::Time analysis_start = absl::InfinitePast();  // both arms ready since
   int extensions = 0;                                // already granted in this step
   absl::Duration step_duration;

@@ -31,4 +31,14 @@ std::string RolloutHash(const ProfileSpec& spec) {
   return Fnv1aHex(j.dump());
 }
 
+std::string ExperimentHash(const ProfileSpec& spec) {
+  const AnalysisSpec& a = spec.rollout.analysis;
+  Json j;
+  j["interval"] = absl::ToInt64Milliseconds(a.interval);
+  j["source"] = a.source;
+  j["mode"] = static_cast<int>(a.mode);
+  j["baseline"] = static_cast<int>(a.baseline);
+  return Fnv1aHex(j.dump());
+}
+
 }  // namespace booster::rollout

@@ -19,6 +19,13 @@ namespace booster::rollout {
 // does not.
 std::string RolloutHash(const ProfileSpec& spec);
 
+// A short hash of what defines a step's experiment without changing the tuning: the
+// agents' window and where they read the app's metrics (analysis.interval, .source, both
+// arms' templates carry them), what the canary is compared with (analysis.mode,
+// .baseline). Changing any of them mid-rollout restarts the current step on both arms;
+// the judge's thresholds and durations are not part of it.
+std::string ExperimentHash(const ProfileSpec& spec);
+
 // FNV-1a 64 over `text`, as 16 hex digits. Change detection only, not security.
 std::string Fnv1aHex(absl::string_view text);
 

@@ -30,6 +30,32 @@ TEST(RolloutHashTest, ChangesWithWhatTheRolloutCarriesOutOnly) {
   EXPECT_NE(RolloutHash(a), RolloutHash(e));
 }
 
+TEST(ExperimentHashTest, ChangesWithWhatBothArmsMeasureAndTheBaselineOnly) {
+  const ProfileSpec a = *ParseSpec(J(kIssueExample));
+  // Thresholds, durations and the tuning are not the experiment's setup.
+  ProfileSpec same = a;
+  same.rollout.analysis.confidence = 0.99;
+  same.rollout.analysis.min_samples = 3;
+  same.rollout.analysis.dry_run = true;
+  same.rollout.analysis.metrics.push_back(MetricSpec{"throughput"});
+  same.rollout.step_duration = absl::Minutes(7);
+  same.tuning.sysctls["net.core.somaxconn"] = "8192";
+  EXPECT_EQ(ExperimentHash(a), ExperimentHash(same));
+  ProfileSpec interval = a;
+  interval.rollout.analysis.interval = absl::Seconds(7);
+  EXPECT_NE(ExperimentHash(a), ExperimentHash(interval));
+  ProfileSpec source = a;
+  source.rollout.analysis.source = {{"port", 9090}};
+  EXPECT_NE(ExperimentHash(a), ExperimentHash(source));
+  ProfileSpec baseline = a;
+  baseline.rollout.analysis.baseline = BaselinePolicy::kTarget;
+  EXPECT_NE(ExperimentHash(a), ExperimentHash(baseline));
+  ProfileSpec mode = a;
+  mode.rollout.analysis.mode =
+      a.rollout.analysis.mode == AnalysisMode::kTime ? AnalysisMode::kMetrics : AnalysisMode::kTime;
+  EXPECT_NE(ExperimentHash(a), ExperimentHash(mode));
+}
+
 TEST(HashTest, Fnv1aIsStableAndSensitive) {
   EXPECT_EQ(Fnv1aHex(""), "cbf29ce484222325");
   EXPECT_EQ(Fnv1aHex("a"), "af63dc4c8601ec8c");

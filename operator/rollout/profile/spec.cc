@@ -157,7 +157,7 @@ void ParseAnalysis(const Json& j, AnalysisSpec& out, absl::Duration step_duratio
   const std::string p = "spec.rollout.analysis";
   if (!CheckObject(j, p,
                    {"mode", "interval", "warmup", "minSamples", "confidence", "maxExtensions",
-                    "onInconclusive", "dryRun", "metrics", "source"},
+                    "onInconclusive", "dryRun", "baseline", "metrics", "source"},
                    errors)) {
     return;
   }
@@ -180,6 +180,9 @@ void ParseAnalysis(const Json& j, AnalysisSpec& out, absl::Duration step_duratio
     out.on_inconclusive = static_cast<InconclusivePolicy>(*v);
   }
   if (auto v = GetBool(j, "dryRun", p, errors)) out.dry_run = *v;
+  if (auto v = GetEnum(j, "baseline", p, {"Fresh", "Target"}, errors)) {
+    out.baseline = static_cast<BaselinePolicy>(*v);
+  }
   if (const Json* m = Field(j, "metrics")) {
     const std::string mp = FieldPath(p, "metrics");
     if (!m->is_array()) {

@@ -285,7 +285,28 @@ TEST(ParseSpecTest, DryRunIsABooleanAndNothingElse) {
   EXPECT_THAT(typo.status().message(),
               HasSubstr("spec.rollout.analysis.dryrun: unknown field; known fields are mode, "
                         "interval, warmup, minSamples, confidence, maxExtensions, "
-                        "onInconclusive, dryRun, metrics, source"));
+                        "onInconclusive, dryRun, baseline, metrics, source"));
+}
+
+TEST(ParseSpecTest, BaselineIsFreshByDefaultOrTarget) {
+  auto parse = [](const std::string& analysis) {
+    return ParseSpec(Json::parse(absl::StrCat(
+        R"({"targetRef": {"kind": "Deployment", "name": "web"}, "rollout": {"analysis": )",
+        analysis, "}}")));
+  };
+  absl::StatusOr<ProfileSpec> plain = parse("{}");
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_EQ(plain->rollout.analysis.baseline, BaselinePolicy::kFresh);
+  absl::StatusOr<ProfileSpec> target = parse(R"({"baseline": "Target"})");
+  ASSERT_TRUE(target.ok()) << target.status();
+  EXPECT_EQ(target->rollout.analysis.baseline, BaselinePolicy::kTarget);
+  absl::StatusOr<ProfileSpec> fresh = parse(R"({"baseline": "Fresh"})");
+  ASSERT_TRUE(fresh.ok()) << fresh.status();
+  EXPECT_EQ(fresh->rollout.analysis.baseline, BaselinePolicy::kFresh);
+  absl::StatusOr<ProfileSpec> bad = parse(R"({"baseline": "fresh"})");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(), HasSubstr("spec.rollout.analysis.baseline"));
+  EXPECT_THAT(bad.status().message(), HasSubstr("Fresh"));
 }
 
 TEST(ParseProfileTest, ReadsMetadataAndKeepsABadSpecAsAnError) {

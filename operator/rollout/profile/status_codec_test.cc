@@ -18,11 +18,13 @@ RolloutStatus FullStatus() {
   s.original_replicas = 9;
   s.stable_replicas = 5;
   s.canary_replicas = 5;
+  s.baseline_replicas = 5;
   s.target_floor = 4;
   s.canary_name = "web-booster";
   s.target_uid = "uid-1";
   s.team_template_hash = "aaaa";
   s.rollout_hash = "bbbb";
+  s.experiment_hash = "cccc";
   s.baseline_tuning = R"({"cpu":{"numa":"none","placement":"none"}})";
   s.phase_start_time = absl::FromUnixSeconds(1'700'000'000);
   s.step_start_time = absl::FromUnixSeconds(1'700'000'100);

@@ -32,6 +32,11 @@ enum class NewRevisionPolicy {
 };
 enum class AnalysisMode { kTime, kMetrics };
 enum class InconclusivePolicy { kRollback, kPromote };
+// What the canary is compared with in mode Metrics (docs/analysis.md, "Fair arms").
+enum class BaselinePolicy {
+  kFresh,   // a fresh Deployment of the untuned template beside the canary, same size and age
+  kTarget,  // the target's own pods (older, and as many as the step leaves it)
+};
 
 struct TargetRef {
   std::string api_version = "apps/v1";
@@ -88,6 +93,8 @@ struct AnalysisSpec {
   // Fail, or an Inconclusive that onInconclusive: Rollback ends) does not; the step runs
   // its duration and advances as a Pass would (state_machine.h).
   bool dry_run = false;
+  // Mode Metrics only: see BaselinePolicy. Time mode judges nothing and starts no baseline.
+  BaselinePolicy baseline = BaselinePolicy::kFresh;
   std::vector<MetricSpec> metrics;
   // spec.rollout.analysis.source: where the application's request metrics are, validated
   // and with only the keys given ({} = the agent finds port and names). Handed to the
@@ -190,6 +197,10 @@ struct RolloutStatus {
   int original_replicas = 0;  // target replicas when the rollout started
   int stable_replicas = 0;    // target replicas the operator wants
   int canary_replicas = 0;    // canary replicas the operator wants
+  // Replicas of the fresh baseline Deployment the operator wants (analysis.baseline Fresh):
+  // as many as the canary, taken from the target's share; 0 = the step has none and the
+  // canary is compared with the target's pods.
+  int baseline_replicas = 0;
   // Replicas the target keeps whatever the weight, beyond an HPA's minReplicas: the count an
   // HPA wrote again after Booster had re-split it (it holds that many on the target itself,
   // at its maxReplicas for one). 0 = none; cleared by any other count written.
@@ -201,6 +212,9 @@ struct RolloutStatus {
   // run; another value on the target is a new revision by someone else.
   std::string team_template_hash;
   std::string rollout_hash;
+  // ExperimentHash of the spec the current step was started with; another one restarts the
+  // step (both arms re-templated, a new analysis window). "" = not recorded yet.
+  std::string experiment_hash;
   // The tuning the target's baseline arm carries during this rollout (TuningToJson, as
   // text): the one an earlier rollout promoted, which a rollback keeps; "" = none (the
   // target is only enrolled, and a rollback gives it back without Booster's layer).

@@ -117,31 +117,50 @@ absl::Status DeploymentSim::Execute(const Action& a, Json& profile) {
       if (target_.is_null()) return absl::NotFoundError("no target Deployment");
       return PatchDeployment(target_, a.body);
     case ActionType::kCreateCanary:
-      if (!canary_.is_null()) return absl::AlreadyExistsError("the canary's name is taken");
-      canary_ = a.body;
-      canary_["metadata"]["uid"] = options_.canary_uid();
-      canary_["metadata"]["generation"] = 1;
-      canary_["status"] = Json::object();
-      NewVersion(canary_);
-      return absl::OkStatus();
+      return Create(canary_, "canary", options_.canary_uid, a);
     case ActionType::kPatchCanary:
       if (canary_.is_null()) return absl::NotFoundError("no canary Deployment");
       return PatchDeployment(canary_, a.body);
     case ActionType::kDeleteCanary:
-      if (canary_.is_null()) return absl::NotFoundError("no canary Deployment");
-      if (canary_["metadata"]["uid"] != a.uid) {
-        return absl::AbortedError(absl::StrCat("uid precondition: ", a.uid, " is not ",
-                                               canary_["metadata"]["uid"].dump()));
-      }
-      canary_ = nullptr;
-      return absl::OkStatus();
+      return Delete(canary_, "canary", a);
+    case ActionType::kCreateBaseline:
+      return Create(baseline_, "fresh baseline", options_.baseline_uid, a);
+    case ActionType::kPatchBaseline:
+      if (baseline_.is_null()) return absl::NotFoundError("no fresh baseline Deployment");
+      return PatchDeployment(baseline_, a.body);
+    case ActionType::kDeleteBaseline:
+      return Delete(baseline_, "fresh baseline", a);
   }
   return absl::InvalidArgumentError("unknown action");
+}
+
+absl::Status DeploymentSim::Create(Json& slot, absl::string_view what,
+                                   const std::function<std::string()>& uid, const Action& a) {
+  if (!slot.is_null()) {
+    return absl::AlreadyExistsError(absl::StrCat("the ", what, "'s name is taken"));
+  }
+  slot = a.body;
+  slot["metadata"]["uid"] = uid();  // asked only when the create goes through
+  slot["metadata"]["generation"] = 1;
+  slot["status"] = Json::object();
+  NewVersion(slot);
+  return absl::OkStatus();
+}
+
+absl::Status DeploymentSim::Delete(Json& slot, absl::string_view what, const Action& a) {
+  if (slot.is_null()) return absl::NotFoundError(absl::StrCat("no ", what, " Deployment"));
+  if (slot["metadata"]["uid"] != a.uid) {
+    return absl::AbortedError(
+        absl::StrCat("uid precondition: ", a.uid, " is not ", slot["metadata"]["uid"].dump()));
+  }
+  slot = nullptr;
+  return absl::OkStatus();
 }
 
 void DeploymentSim::SettleAll() {
   if (!target_.is_null()) Settle(target_);
   if (!canary_.is_null()) Settle(canary_);
+  if (!baseline_.is_null()) Settle(baseline_);
 }
 
 absl::Status DeploymentSim::PatchDeployment(Json& object, const Json& patch) {

@@ -1,5 +1,6 @@
 // A simulated API server and Deployment controller for the rollout state machine's tests
-// and benchmarks: it holds one target Deployment and the one canary name, carries out a
+// and benchmarks: it holds one target Deployment, the canary's name and the fresh
+// baseline's name, carries out a
 // Plan's actions the way the reconciler sends them (JSON Patch on the target and the
 // profile, create / patch / delete-with-uid-precondition on the canary), bumps
 // metadata.generation on a spec change and resourceVersion on every write, and reports
@@ -20,6 +21,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "operator/rollout/profile/types.h"
 #include "operator/rollout/state_machine.h"
 
@@ -56,6 +58,8 @@ class DeploymentSim {
   struct Options {
     // The uid the API server gives each canary it creates, asked once per creation.
     std::function<std::string()> canary_uid = [] { return std::string("canary-uid"); };
+    // The same for the fresh baseline (analysis.baseline Fresh).
+    std::function<std::string()> baseline_uid = [] { return std::string("baseline-uid"); };
   };
 
   // `target` may be null (no Deployment of that name); it is settled as it is given.
@@ -67,6 +71,9 @@ class DeploymentSim {
   // Null while there is no Deployment under the canary's name; a test may put one there.
   Json& canary() { return canary_; }
   const Json& canary() const { return canary_; }
+  // The same for the fresh baseline's name.
+  Json& baseline() { return baseline_; }
+  const Json& baseline() const { return baseline_; }
 
   // Carries out one action against the API server. `profile` is the BoosterProfile the
   // plan is for: kClaimProfile patches it and kAddFinalizer adds the operator's
@@ -79,10 +86,10 @@ class DeploymentSim {
   //                     precondition fails (409): re-read and plan again;
   //   kInvalidArgument  the patch does not apply for another reason, or is not an array;
   //   kNotFound         no Deployment to patch or delete;
-  //   kAlreadyExists    the canary's name is taken (409 on create).
+  //   kAlreadyExists    the canary's (or fresh baseline's) name is taken (409 on create).
   absl::Status Execute(const Action& action, Json& profile);
 
-  // Settles the target and the canary (those that exist).
+  // Settles the target, the canary and the fresh baseline (those that exist).
   void SettleAll();
 
  private:
@@ -90,10 +97,14 @@ class DeploymentSim {
   // resourceVersion always.
   absl::Status PatchDeployment(Json& object, const Json& patch);
   void NewVersion(Json& object);
+  absl::Status Create(Json& slot, absl::string_view what,
+                      const std::function<std::string()>& uid, const Action& a);
+  absl::Status Delete(Json& slot, absl::string_view what, const Action& a);
 
   Options options_;
   Json target_;
   Json canary_ = nullptr;
+  Json baseline_ = nullptr;
   int resource_version_ = 1000;
 };
 

@@ -1172,10 +1172,68 @@ spec:
     return d.ok() ? *d : d.status().ToString();
   };
 
-  // Good: the kernel's default accept queue (4096), GOMAXPROCS from the CPU limit. Step 1 is
-  // judged on both arms' windows and passes; the last step (100%) is a soak.
+  // Good: the kernel's default accept queue (4096), GOMAXPROCS from the CPU limit. Each step
+  // is judged on the canary's windows against a fresh baseline's and passes.
   absl::Status applied = Apply(profile("good", "4096"));
   ASSERT_TRUE(applied.ok()) << applied;
+  // Step 1 runs a fresh baseline beside the canary (4 at 50%: target 0, canary 2, baseline
+  // 2), owned by the profile, its pods on the canary pods' nodes.
+  auto running_nodes = [&](const std::string& selector)
+      -> absl::StatusOr<std::vector<std::string>> {
+    absl::StatusOr<Json> list = GetJson({"-n", ns, "get", "pods", "-l", selector});
+    if (!list.ok()) return list.status();
+    std::vector<std::string> nodes;
+    for (const Json& p : list->value("items", Json::array())) {
+      if (p["metadata"].contains("deletionTimestamp")) continue;
+      if (p.value("/status/phase"_json_pointer, "") != "Running") continue;
+      nodes.push_back(p.value("/spec/nodeName"_json_pointer, ""));
+    }
+    return nodes;
+  };
+  absl::Status fresh = WaitFor(
+      [&]() -> absl::StatusOr<bool> {
+        absl::StatusOr<Json> bp = GetJson({"-n", ns, "get", "bp", "good"});
+        if (!bp.ok()) return bp.status();
+        const std::string phase = bp->value("/status/phase"_json_pointer, "");
+        if (phase != "Progressing") return absl::UnavailableError("phase " + phase);
+        if (bp->value("/status/currentStep"_json_pointer, 0) != 1) {
+          return absl::FailedPreconditionError("left step 1 before its baseline was seen");
+        }
+        if (bp->value("/status/baselineReplicas"_json_pointer, 0) != 2) {
+          return absl::UnavailableError("status.baselineReplicas is not 2 yet");
+        }
+        absl::StatusOr<std::vector<std::string>> fresh_nodes =
+            running_nodes("booster.dev/fresh-baseline=true");
+        absl::StatusOr<std::vector<std::string>> canary_nodes =
+            running_nodes("booster.dev/arm=canary");
+        if (!fresh_nodes.ok()) return fresh_nodes.status();
+        if (!canary_nodes.ok()) return canary_nodes.status();
+        if (fresh_nodes->size() != 2 || canary_nodes->size() != 2) {
+          return absl::UnavailableError(absl::StrCat(fresh_nodes->size(), " baseline and ",
+                                                     canary_nodes->size(), " canary pods"));
+        }
+        for (const std::string& node : *fresh_nodes) {
+          if (std::find(canary_nodes->begin(), canary_nodes->end(), node) ==
+              canary_nodes->end()) {
+            return absl::FailedPreconditionError("a fresh baseline pod on node " + node +
+                                                 ", where no canary pod runs");
+          }
+        }
+        return true;
+      },
+      absl::Minutes(3), absl::Seconds(1));
+  ASSERT_TRUE(fresh.ok()) << fresh << Diagnose(ns);
+  absl::StatusOr<Json> fresh_deploy = GetJson({"-n", ns, "get", "deploy", "web-booster-baseline"});
+  ASSERT_TRUE(fresh_deploy.ok()) << fresh_deploy.status();
+  EXPECT_EQ(fresh_deploy->value("/metadata/ownerReferences/0/kind"_json_pointer, ""),
+            "BoosterProfile");
+  EXPECT_EQ(fresh_deploy->value("/spec/selector/matchLabels"_json_pointer, Json()),
+            Json::parse(R"({"app": "web", "booster.dev/arm": "baseline",
+                            "booster.dev/fresh-baseline": "true"})"));
+  absl::StatusOr<std::string> target_share =
+      Kubectl({"-n", ns, "get", "deploy", "web", "-o", "jsonpath={.spec.replicas}"});
+  ASSERT_TRUE(target_share.ok());
+  EXPECT_EQ(*target_share, "0") << "the target gives its share to the fresh baseline";
   absl::Status stepped = WaitFor(
       [&]() -> absl::StatusOr<bool> {
         absl::StatusOr<Json> bp = GetJson({"-n", ns, "get", "bp", "good"});
@@ -1202,8 +1260,24 @@ spec:
   EXPECT_THAT(ev.value("latencyP99.baseline", ""), HasSubstr("n="));
   EXPECT_THAT(ev.value("latencyP99.canary", ""), HasSubstr("n="));
   EXPECT_EQ(ev.value("listenOverflows.verdict", ""), "Pass");
+  // The baseline arm is the fresh baseline's two pods, not the target's.
+  EXPECT_EQ(ev.value("latencyP99.pods", ""), "baseline 2, canary 2") << step1.dump();
   absl::Status good = WaitPhase(ns, "good", "Promoted", absl::Minutes(3));
   ASSERT_TRUE(good.ok()) << good << "\n" << evidence("good") << Diagnose(ns);
+  // The 100% step had a baseline too (the pod beyond N) and was judged on the windows; the
+  // fresh baseline is gone once promoted.
+  absl::StatusOr<Json> promoted = GetJson({"-n", ns, "get", "bp", "good"});
+  ASSERT_TRUE(promoted.ok());
+  const Json step2 = promoted->value("/status/lastDecision"_json_pointer, Json::object());
+  std::cout << "good profile, step 2: " << step2.dump() << "\n";
+  EXPECT_EQ(step2.value("step", 0), 2) << step2.dump();
+  EXPECT_EQ(step2.value("/evidence/judge"_json_pointer, ""), "metrics") << step2.dump();
+  EXPECT_EQ(step2.value("/evidence/latencyP99.pods"_json_pointer, ""), "baseline 1, canary 4")
+      << step2.dump();
+  absl::StatusOr<std::string> fresh_left = Kubectl(
+      {"-n", ns, "get", "deploy", "web-booster-baseline", "--ignore-not-found", "-o", "name"});
+  ASSERT_TRUE(fresh_left.ok());
+  EXPECT_EQ(*fresh_left, "") << "the fresh baseline outlived the promotion";
   absl::StatusOr<std::string> column = Kubectl({"-n", ns, "get", "bp", "good"});
   ASSERT_TRUE(column.ok());
   EXPECT_THAT(*column, HasSubstr("VERDICT")) << *column;
