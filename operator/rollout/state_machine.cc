@@ -390,11 +390,18 @@ class Machine {
   };
   Action TargetAction(const DeploymentView& t, const TargetWrite& w) const;
   void PushScaleTarget(int32_t n);
+  // Creates the canary (or the fresh baseline), or patches ours after a test of its uid; a
+  // Deployment of that name that is not ours is never written.
   void PushCanary(const Json& tmpl, int32_t n);
-  void PushDeleteCanary();
-  // The same for the fresh baseline.
   void PushBaseline(const Json& tmpl, int32_t n);
-  void PushDeleteBaseline();
+  // Delete ours, if it is, on the precondition of its uid.
+  void PushDeleteCanary() {
+    if (OwnsCanary()) PushDelete(canary(), ActionType::kDeleteCanary);
+  }
+  void PushDeleteBaseline() {
+    if (OwnsBaseline()) PushDelete(fresh(), ActionType::kDeleteBaseline);
+  }
+  void PushDelete(const DeploymentView& d, ActionType type);
 
   const Profile& p_;
   const Observations& obs_;
@@ -1562,62 +1569,46 @@ void Machine::PushScaleTarget(int32_t n) {
 
 // Creates the canary, or patches ours (after a test of its uid). A Deployment of that name
 // that is not ours is never written.
-void Machine::PushCanary(const Json& tmpl, int32_t n) {
-  if (ForeignCanary()) return;
+Action ArmWrite(const DeploymentView& d, std::string name, Json manifest, ActionType create,
+                ActionType patch, const Json& tmpl, int32_t n) {
   Action a;
-  a.name = s_.canary_name;
+  a.name = std::move(name);
   a.replicas = n;
-  if (!canary().exists) {
-    a.type = ActionType::kCreateCanary;
-    a.body = CanaryDeployment(p_.meta, target(), tmpl, n);
-    a.body["metadata"]["name"] = s_.canary_name;
-  } else {
-    a.type = ActionType::kPatchCanary;
-    a.name = canary().name;
-    a.uid = canary().uid;
-    a.body = Json::array({{{"op", "test"}, {"path", "/metadata/uid"}, {"value", canary().uid}},
-                          {{"op", "add"}, {"path", "/spec/replicas"}, {"value", n}},
-                          {{"op", "replace"}, {"path", "/spec/template"}, {"value", tmpl}}});
+  if (!d.exists) {
+    a.type = create;
+    a.body = std::move(manifest);
+    a.body["metadata"]["name"] = a.name;
+    return a;
   }
-  Push(std::move(a));
+  a.type = patch;
+  a.name = d.name;
+  a.uid = d.uid;
+  a.body = Json::array({{{"op", "test"}, {"path", "/metadata/uid"}, {"value", d.uid}},
+                        {{"op", "add"}, {"path", "/spec/replicas"}, {"value", n}},
+                        {{"op", "replace"}, {"path", "/spec/template"}, {"value", tmpl}}});
+  return a;
 }
 
-// Deletes the canary if it is ours, on the precondition of its uid.
-void Machine::PushDeleteCanary() {
-  if (!OwnsCanary()) return;
-  Action a;
-  a.type = ActionType::kDeleteCanary;
-  a.name = canary().name;
-  a.uid = canary().uid;
-  Push(std::move(a));
+void Machine::PushCanary(const Json& tmpl, int32_t n) {
+  if (ForeignCanary()) return;
+  Push(ArmWrite(canary(), s_.canary_name,
+                canary().exists ? Json() : CanaryDeployment(p_.meta, target(), tmpl, n),
+                ActionType::kCreateCanary, ActionType::kPatchCanary, tmpl, n));
 }
 
 void Machine::PushBaseline(const Json& tmpl, int32_t n) {
   if (ForeignBaseline()) return;
-  Action a;
-  a.name = FreshName();
-  a.replicas = n;
-  if (!fresh().exists) {
-    a.type = ActionType::kCreateBaseline;
-    a.body = BaselineDeployment(p_.meta, target(), tmpl, n);
-    a.body["metadata"]["name"] = a.name;
-  } else {
-    a.type = ActionType::kPatchBaseline;
-    a.name = fresh().name;
-    a.uid = fresh().uid;
-    a.body = Json::array({{{"op", "test"}, {"path", "/metadata/uid"}, {"value", fresh().uid}},
-                          {{"op", "add"}, {"path", "/spec/replicas"}, {"value", n}},
-                          {{"op", "replace"}, {"path", "/spec/template"}, {"value", tmpl}}});
-  }
-  Push(std::move(a));
+  Push(ArmWrite(fresh(), FreshName(),
+                fresh().exists ? Json() : BaselineDeployment(p_.meta, target(), tmpl, n),
+                ActionType::kCreateBaseline, ActionType::kPatchBaseline, tmpl, n));
 }
 
-void Machine::PushDeleteBaseline() {
-  if (!OwnsBaseline()) return;
+// Deletes Deployment `d` (ours: the caller checked) on the precondition of its uid.
+void Machine::PushDelete(const DeploymentView& d, ActionType type) {
   Action a;
-  a.type = ActionType::kDeleteBaseline;
-  a.name = fresh().name;
-  a.uid = fresh().uid;
+  a.type = type;
+  a.name = d.name;
+  a.uid = d.uid;
   Push(std::move(a));
 }
 
@@ -1641,30 +1632,27 @@ void Machine::Converge() {
     if (w.tmpl == nullptr) w.type = ActionType::kScaleTarget;
     put(TargetAction(t, w));
   };
-  auto apply_canary = [&](const Json& tmpl, int32_t n) {
-    if (ForeignCanary()) return;  // never ours to write
-    if (c.exists && c.spec_replicas == n &&
-        TemplateMarker(c.pod_template) == TemplateMarker(tmpl)) {
+  // The canary or the fresh baseline (`d`) gets `tmpl` and `n` replicas unless it has them.
+  auto apply_arm = [&](const DeploymentView& d, bool foreign, const Json& tmpl, int32_t n) {
+    if (foreign) return;  // never ours to write
+    if (d.exists && d.spec_replicas == n &&
+        TemplateMarker(d.pod_template) == TemplateMarker(tmpl)) {
       return;
     }
     size_t before = actions_.size();
-    PushCanary(tmpl, n);
+    if (&d == &c) {
+      PushCanary(tmpl, n);
+    } else {
+      PushBaseline(tmpl, n);
+    }
     Action a = std::move(actions_.back());
     actions_.resize(before);
-    (c.exists && n < c.spec_replicas ? lower : raise).push_back(std::move(a));
+    (d.exists && n < d.spec_replicas ? lower : raise).push_back(std::move(a));
   };
+  auto apply_canary = [&](const Json& tmpl, int32_t n) { apply_arm(c, ForeignCanary(), tmpl, n); };
   const DeploymentView& b = fresh();
   auto apply_baseline = [&](const Json& tmpl, int32_t n) {
-    if (ForeignBaseline()) return;  // never ours to write
-    if (b.exists && b.spec_replicas == n &&
-        TemplateMarker(b.pod_template) == TemplateMarker(tmpl)) {
-      return;
-    }
-    size_t before = actions_.size();
-    PushBaseline(tmpl, n);
-    Action a = std::move(actions_.back());
-    actions_.resize(before);
-    (b.exists && n < b.spec_replicas ? lower : raise).push_back(std::move(a));
+    apply_arm(b, ForeignBaseline(), tmpl, n);
   };
   switch (s_.phase) {
     case Phase::kPending:
