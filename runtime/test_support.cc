@@ -79,6 +79,9 @@ Subprocess::Subprocess(Options options) {
 
   pid_t pid = fork();
   if (pid == 0) {
+    // Its own process group, so the destructor ends what it forked too (nginx's workers
+    // outlive a killed master otherwise).
+    setpgid(0, 0);
     dup2(in[0], 0);
     dup2(out[1], 1);
     dup2(err, 2);
@@ -109,6 +112,7 @@ Subprocess::~Subprocess() {
   if (in_ >= 0) close(in_);
   if (out_ >= 0) close(out_);
   if (pid_ > 0) {
+    kill(-pid_, SIGKILL);  // the child and everything it forked (its process group)
     kill(pid_, SIGKILL);
     waitpid(pid_, nullptr, 0);
   }

@@ -29,7 +29,9 @@ class Subprocess {
     std::vector<int> cpus;  // if non-empty, the child starts with this affinity
   };
   explicit Subprocess(Options options);
-  ~Subprocess();  // kills (SIGKILL) and reaps the child if still running
+  // Kills (SIGKILL) the child and every process it forked (the child leads its own process
+  // group), and reaps the child.
+  ~Subprocess();
   Subprocess(const Subprocess&) = delete;
   Subprocess& operator=(const Subprocess&) = delete;
 
