@@ -739,6 +739,7 @@ void Machine::EnterStep(int step) {
   Resplit();
   s_.step_start_time = now_;
   s_.analysis_start_time = absl::InfinitePast();
+  s_.not_ready_since = absl::InfinitePast();
   s_.extensions = 0;
   s_.arms.reset();
 }
@@ -1276,7 +1277,17 @@ void Machine::Progressing() {
                      Settled(target(), s_.stable_replicas, "") && TargetMeasuresAs(*baseline) &&
                      fresh_ready;
   if (!ready) {
-    if (now_ - s_.step_start_time > spec().rollout.progress_deadline) {
+    // Pods that were ready and are not (a pod restarted, the app scaled): the deadline
+    // counts from then. In mode Metrics the step's analysis goes on where it was (its
+    // windows and the looks it spent stay; no verdict is asked meanwhile); mode Time's
+    // step needs stepDuration of both arms ready in one piece and starts its clock again.
+    if (s_.analysis_start_time != absl::InfinitePast() &&
+        s_.not_ready_since == absl::InfinitePast()) {
+      s_.not_ready_since = now_;
+    }
+    const absl::Time since =
+        s_.not_ready_since != absl::InfinitePast() ? s_.not_ready_since : s_.step_start_time;
+    if (now_ - since > spec().rollout.progress_deadline) {
       StartRollback(
           "ProgressDeadlineExceeded",
           absl::StrCat("step ", s_.current_step, ": the pods were not ready within ",
@@ -1290,10 +1301,13 @@ void Machine::Progressing() {
                        ")"));
       return;
     }
-    s_.analysis_start_time = absl::InfinitePast();
+    if (spec().rollout.analysis.mode != AnalysisMode::kMetrics) {
+      s_.analysis_start_time = absl::InfinitePast();
+    }
     Requeue(kWaitForPods);
     return;
   }
+  s_.not_ready_since = absl::InfinitePast();
   if (s_.analysis_start_time == absl::InfinitePast()) s_.analysis_start_time = now_;
   if (obs_.arms) {
     s_.arms = obs_.arms->step == s_.current_step ? *obs_.arms : ArmsReport{.step = s_.current_step};

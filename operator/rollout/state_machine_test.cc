@@ -2825,6 +2825,51 @@ TEST(ExperimentTest, AnIntervalEditMidStepRestartsTheStepOnBothArms) {
   EXPECT_GT(sim.status().analysis_start_time, before.analysis_start_time);
 }
 
+// A pod of a judged step restarts late in a long step: the analysis goes on where it was
+// (its windows and looks stay), no verdict is asked while it is down, and the progress
+// deadline counts from the blip, not from the step's start.
+TEST(ReadinessTest, ABlipMidStepKeepsTheAnalysisAndTheDeadlineCountsFromIt) {
+  Json spec = FreshSpec();
+  spec["rollout"]["stepDuration"] = "20m";
+  for (const bool recovers : {true, false}) {
+    SCOPED_TRACE(recovers ? "the pod recovers" : "the pod stays down");
+    Sim sim(4, spec);
+    ScriptedVerdictSource wait({MakeVerdict(VerdictKind::kWait)});
+    Drive(sim, wait, [&] {
+      return sim.phase() == Phase::kProgressing &&
+             sim.status().analysis_start_time != absl::InfinitePast();
+    });
+    const absl::Time start = sim.status().analysis_start_time;
+    sim.now() += absl::Minutes(8);  // past progressDeadline (5m) from the step's start
+    sim.Step(wait);
+    sim.Unsettle(sim.canary());
+    const absl::Time blip = sim.now();
+    const size_t asked = wait.requests().size();
+    sim.Step(wait, /*settle=*/false);
+    ASSERT_EQ(sim.phase(), Phase::kProgressing);
+    EXPECT_EQ(sim.status().analysis_start_time, start);
+    EXPECT_EQ(sim.status().not_ready_since, blip);
+    sim.now() += absl::Minutes(4);
+    sim.Step(wait, /*settle=*/false);
+    ASSERT_EQ(sim.phase(), Phase::kProgressing);
+    EXPECT_EQ(wait.requests().size(), asked) << "no verdict while a pod is down";
+    if (recovers) {
+      sim.SettleAll();
+      sim.Step(wait);
+      EXPECT_EQ(sim.phase(), Phase::kProgressing);
+      EXPECT_EQ(sim.status().analysis_start_time, start);
+      EXPECT_EQ(sim.status().not_ready_since, absl::InfinitePast());
+      EXPECT_GT(wait.requests().size(), asked);
+      EXPECT_EQ(wait.requests().back().analysis_start, start);
+    } else {
+      sim.now() += absl::Minutes(2);  // 6 minutes since the blip
+      sim.Step(wait, /*settle=*/false);
+      EXPECT_EQ(sim.phase(), Phase::kRollingBack);
+      EXPECT_EQ(sim.status().last_transition->reason, "ProgressDeadlineExceeded");
+    }
+  }
+}
+
 TEST(BaselineDeploymentTest, IsOwnedByTheProfileAndSelectsOnlyItsOwnPods) {
   ProfileMeta meta;
   meta.name = "p";

@@ -52,6 +52,7 @@ RolloutStatus ParseStatus(const Json& j) {
   s.phase_start_time = TimeAt(j, "phaseStartTime");
   s.step_start_time = TimeAt(j, "stepStartTime");
   s.analysis_start_time = TimeAt(j, "analysisStartTime");
+  s.not_ready_since = TimeAt(j, "notReadySince");
   s.extensions = IntAt32(j, "extensions");
   if (const Json* h = Field(j, "handled")) {
     s.handled.abort = StringAt(*h, "abort");
@@ -126,6 +127,7 @@ Json StatusToJson(const RolloutStatus& s) {
   PutTime(j, "phaseStartTime", s.phase_start_time);
   PutTime(j, "stepStartTime", s.step_start_time);
   PutTime(j, "analysisStartTime", s.analysis_start_time);
+  PutTime(j, "notReadySince", s.not_ready_since);
   j["extensions"] = s.extensions;
   Json handled = Json::object();
   if (!s.handled.abort.empty()) handled["abort"] = s.handled.abort;

@@ -29,6 +29,7 @@ RolloutStatus FullStatus() {
   s.phase_start_time = absl::FromUnixSeconds(1'700'000'000);
   s.step_start_time = absl::FromUnixSeconds(1'700'000'100);
   s.analysis_start_time = absl::FromUnixSeconds(1'700'000'160);
+  s.not_ready_since = absl::FromUnixSeconds(1'700'000'170);
   s.extensions = 1;
   s.handled = HandledControls{"a1", "p1", "r1"};
   s.last_transition = Transition{"Progressing", "Progressing", "StepPassed", "step 1 passed",

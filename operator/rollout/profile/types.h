@@ -222,6 +222,9 @@ struct RolloutStatus {
   absl::Time phase_start_time = absl::InfinitePast();
   absl::Time step_start_time = absl::InfinitePast();
   absl::Time analysis_start_time = absl::InfinitePast();
+  // Since when the step's pods, ready before, are not all ready (a pod restarted, the app
+  // scaled): the progress deadline counts from here, not from the step's start.
+  absl::Time not_ready_since = absl::InfinitePast();
   int extensions = 0;
   HandledControls handled;
   std::optional<Transition> last_transition;
