@@ -47,7 +47,7 @@ done
   >"$WORK/cpu.jsonl"
 
 python3 - "$WORK" <<'EOF'
-import json, math, os, sys
+import collections, json, math, os, sys
 
 work = sys.argv[1]
 LABEL = {"requeue": "requeue + watch events", "1s": "every 1 s"}
@@ -99,20 +99,22 @@ for lo in (0, 30, 60, 90):
           f"{sum(1 for x in t if x <= 60)}/{len(t)} | {sum(1 for r in b if r['fail_step'] == 2)} | "
           f"{sum(1 for r in b if r['extensions'] > 0)} |")
 print()
-print("### A/A (no regression): false rollbacks")
+print("### A/A (no regression): rollbacks, false Fails apart from steps not shown within the margins")
 print()
-print("| reconcile | runs | Promoted | rolled back | by metric, step | extensions granted (runs) |")
-print("|---|---|---|---|---|---|")
+print("| reconcile | runs | Promoted | rolled back | of those AnalysisFailed (false Fail) | "
+      "AnalysisInconclusive (not shown within the margins) | by reason and step | "
+      "extensions granted (runs) |")
+print("|---|---|---|---|---|---|---|---|")
 for reconcile in ("requeue", "1s"):
     rs = load(os.path.join(work, f"detect-aa-{reconcile}.jsonl"))
     promoted = sum(1 for r in rs if r["outcome"] == "Promoted")
     back = [r for r in rs if r["outcome"] != "Promoted"]
-    why = ", ".join(
-        f"{r['fail_message'].split(' failed: ')[-1].split(' is ')[0]} step {r['fail_step']}"
-        for r in back) or "-"
+    failed = sum(1 for r in back if r["fail_reason"] == "AnalysisFailed")
+    why = collections.Counter((r["fail_reason"], r["fail_step"]) for r in back)
+    why_text = ", ".join(f"{n} {reason} step {step}" for (reason, step), n in sorted(why.items()))
     ext = sum(1 for r in rs if r["extensions"] > 0)
     print(f"| {LABEL[reconcile]} | {len(rs)} | {promoted} | {len(back)} ({100 * len(back) / len(rs):.1f}%) "
-          f"| {why} | {ext} |")
+          f"| {failed} ({100 * failed / len(rs):.1f}%) | {len(back) - failed} | {why_text or '-'} | {ext} |")
 print()
 print("### CPU per verdict (2 metrics, A/A windows; ratio = against TimeVerdictSource's CPU)")
 print()
