@@ -49,7 +49,7 @@ using ::testing::HasSubstr;
 constexpr char kServiceName[] = "booster-operator.booster-system.svc";
 constexpr char kProfile[] = "shop/web-boost";
 const feedback::StepId kStep{
-    .generation = 1, .step = 1, .rollout_start = absl::FromUnixSeconds(1'700'000'000)};
+    .generation = 1, .step = 1, .started = absl::FromUnixSeconds(1'700'000'000)};
 
 std::string Slurp(const fs::path& p) {
   std::ifstream in(p);

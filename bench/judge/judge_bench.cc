@@ -269,7 +269,7 @@ class Rollout {
       store_.BeginStep(kProfileKey,
                        feedback::StepId{.generation = status.observed_generation,
                                         .step = status.current_step,
-                                        .rollout_start = status.step_start_time},
+                                        .started = status.step_start_time},
                        {rollout::StepBaselineMarker(status, obs),
                         rollout::TemplateMarker(obs.canary.pod_template)});
     } else if (status.phase == Phase::kPromoted || status.phase == Phase::kRolledBack ||
@@ -534,7 +534,7 @@ int Cpu(int argc, char** argv) {
     const int pods = 4;
     const int per_pod = (w + pods - 1) / pods;
     feedback::WindowStore store;
-    const feedback::StepId step{.generation = 1, .step = 1, .rollout_start = t0};
+    const feedback::StepId step{.generation = 1, .step = 1, .started = t0};
     store.BeginStep(kProfileKey, step, {"", ""});
     for (feedback::Arm arm : feedback::kArms) {
       int made = 0;

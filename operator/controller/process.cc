@@ -80,7 +80,7 @@ class StepTracker final : public ReconcileObserver {
       windows_->BeginStep(key,
                           feedback::StepId{.generation = status.observed_generation,
                                            .step = status.current_step,
-                                           .rollout_start = status.step_start_time},
+                                           .started = status.step_start_time},
                           {rollout::StepBaselineMarker(status, obs),
                            rollout::TemplateMarker(obs.canary.pod_template)});
     } else if (status.phase == rollout::Phase::kPromoted ||

@@ -33,7 +33,7 @@ TEST(StoreWindowSourceTest, TheCurrentStepsWindowsPerArmSinceTheAnalysisStart) {
   ASSERT_TRUE(none.ok()) << none.status();
   EXPECT_TRUE(none->baseline.empty() && none->canary.empty());
 
-  store.BeginStep(kProfile, {.generation = 2, .step = 1, .rollout_start = kT0}, {"", ""});
+  store.BeginStep(kProfile, {.generation = 2, .step = 1, .started = kT0}, {"", ""});
   for (uint64_t seq = 1; seq <= 3; ++seq) {
     store.Add(kProfile, feedback::Arm::kBaseline, W("base-a", seq, 0.010));
     store.Add(kProfile, feedback::Arm::kCanary, W("canary-a", seq, 0.020));
@@ -83,7 +83,7 @@ TEST(StoreWindowSourceTest, TheJudgeDecidesOnTheStoresWindows) {
                               .step_duration = absl::Seconds(60),
                               .analysis = &spec->rollout.analysis,
                               .now = kT0 + absl::Seconds(61)};
-  store.BeginStep(kProfile, {.generation = 1, .step = 1, .rollout_start = kT0}, {"", ""});
+  store.BeginStep(kProfile, {.generation = 1, .step = 1, .started = kT0}, {"", ""});
   rollout::Verdict silent = verdicts.Judge(req);
   EXPECT_EQ(silent.kind, rollout::VerdictKind::kInconclusive) << silent.message;
 

@@ -26,7 +26,8 @@ PrometheusFeedbackObserver::PrometheusFeedbackObserver(prometheus::Registry& reg
     streams_[static_cast<int>(arm)] = &streams.Add({{"arm", name}});
     windows_[static_cast<int>(arm)] = &windows.Add({{"arm", name}});
   }
-  for (AddResult r : {AddResult::kDuplicate, AddResult::kNoStep, AddResult::kStaleTemplate,
+  for (AddResult r : {AddResult::kDuplicate, AddResult::kNoStep, AddResult::kBeforeStep,
+                      AddResult::kStaleTemplate,
                       AddResult::kInvalid}) {
     dropped_[r] = &dropped.Add({{"reason", std::string(AddResultName(r))}});
   }

@@ -5,6 +5,7 @@
 //   booster_operator_agent_windows_total{arm}            counter  reports stored
 //   booster_operator_agent_windows_dropped_total{reason} counter  reports not stored
 //                                                                 (duplicate, no_step,
+//                                                                 before_step,
 //                                                                 stale_template,
 //                                                                 invalid_report)
 //   booster_operator_agent_rejected_total{reason}        counter  streams refused

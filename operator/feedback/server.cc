@@ -461,7 +461,7 @@ class AgentStream final : public grpc::ServerBidiReactor<v1::AgentMessage, v1::O
                     : AddResult::kInvalid;
     if (result == AddResult::kAccepted) {
       server_->observer().WindowAccepted(identity_);
-    } else {
+    } else if (result != AddResult::kHeld) {
       server_->observer().WindowDropped(identity_, result);
     }
     v1::OperatorMessage reject;
@@ -476,10 +476,13 @@ class AgentStream final : public grpc::ServerBidiReactor<v1::AgentMessage, v1::O
                            " measures for the ", ArmName(identity_.arm), " arm");
         break;
       case AddResult::kNoStep:
-        why = absl::StrCat("no rollout step of ", identity_.profile, " is being measured");
+        why = absl::StrCat("no rollout step of ", identity_.profile,
+                           " is being measured, and no room to hold the window until one is");
         break;
       case AddResult::kAccepted:
       case AddResult::kDuplicate:
+      case AddResult::kHeld:        // filed when the profile's step opens
+      case AddResult::kBeforeStep:  // a replay of the history: expected, not an error
         break;
     }
     if (!why.empty()) {

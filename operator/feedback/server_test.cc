@@ -37,7 +37,7 @@ namespace fs = std::filesystem;
 constexpr char kServiceName[] = "booster-operator.booster-system.svc";
 constexpr char kProfile[] = "shop/web-boost";
 const StepId kStep{
-    .generation = 2, .step = 1, .rollout_start = absl::FromUnixSeconds(1'700'000'000)};
+    .generation = 2, .step = 1, .started = absl::FromUnixSeconds(1'700'000'000)};
 
 
 // Throwaway PKI (operator/feedback/test_pki.h): a CA, a server certificate it signed for
@@ -404,13 +404,17 @@ TEST_F(FeedbackServerTest, RefusedReportsGetARejectAndAnAck) {
   EXPECT_EQ(agent.others[1].reject().reason(), "invalid_report");
   EXPECT_FALSE(agent.others[1].reject().message().empty());
 
-  store_.Forget(kProfile);  // the rollout ended
+  // No step open (a leader that took over has not reconciled the profile yet): the
+  // window is held, acknowledged without a Reject, and filed when the step opens.
+  store_.Forget(kProfile);
   ASSERT_TRUE(agent.Report(3, "h-canary"));
-  ASSERT_TRUE(agent.ReadAck());
-  ASSERT_EQ(agent.others.size(), 3u);
-  EXPECT_EQ(agent.others[2].reject().reason(), "no_step");
-
+  ack = agent.ReadAck();
+  ASSERT_TRUE(ack);
+  EXPECT_EQ(ack->sequence(), 3u);
+  EXPECT_EQ(agent.others.size(), 2u) << "no Reject for a held window";
   EXPECT_EQ(Windows("canary"), 0);
+  store_.BeginStep(kProfile, kStep, {"h-baseline", "h-canary"});
+  EXPECT_EQ(store_.WindowCount(kProfile, kStep, Arm::kCanary), 1u);
   EXPECT_TRUE(agent.Close().ok());
 }
 

@@ -15,7 +15,7 @@ const std::optional<MetricValue> kNoMetric;
 
 std::string StepId::ToString() const {
   return absl::StrCat("gen ", generation, " step ", step, " from ",
-                      absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", rollout_start, absl::UTCTimeZone()));
+                      absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", started, absl::UTCTimeZone()));
 }
 
 bool Window::SetMetric(absl::string_view name, double value, int64_t samples) {
@@ -56,8 +56,12 @@ absl::string_view AddResultName(AddResult result) {
       return "accepted";
     case AddResult::kDuplicate:
       return "duplicate";
+    case AddResult::kHeld:
+      return "held";
     case AddResult::kNoStep:
       return "no_step";
+    case AddResult::kBeforeStep:
+      return "before_step";
     case AddResult::kStaleTemplate:
       return "stale_template";
     case AddResult::kInvalid:
@@ -68,25 +72,31 @@ absl::string_view AddResultName(AddResult result) {
 
 WindowStore::WindowStore(WindowStoreOptions options) : options_(options) {}
 
-WindowStore::Profile& WindowStore::TouchProfileLocked(const std::string& profile) {
+WindowStore::Profile* WindowStore::TouchProfileLocked(const std::string& profile,
+                                                      bool only_evict_stepless) {
   auto it = profiles_.find(profile);
   if (it == profiles_.end()) {
     while (!profiles_.empty() && profiles_.size() >= std::max<size_t>(options_.max_profiles, 1)) {
-      auto lru = std::min_element(
-          profiles_.begin(), profiles_.end(),
-          [](const auto& a, const auto& b) { return a.second.last_used < b.second.last_used; });
+      // A profile with no step open (only held windows) goes first, then the least
+      // recently used.
+      auto lru = std::min_element(profiles_.begin(), profiles_.end(), [](const auto& a,
+                                                                         const auto& b) {
+        return std::pair(!a.second.steps.empty(), a.second.last_used) <
+               std::pair(!b.second.steps.empty(), b.second.last_used);
+      });
+      if (only_evict_stepless && !lru->second.steps.empty()) return nullptr;
       profiles_.erase(lru);
     }
     it = profiles_.emplace(profile, Profile{}).first;
   }
   it->second.last_used = ++tick_;
-  return it->second;
+  return &it->second;
 }
 
 void WindowStore::BeginStep(const std::string& profile, const StepId& step,
                             const std::array<std::string, kArmCount>& template_hashes) {
   absl::MutexLock l(&mu_);
-  Profile& p = TouchProfileLocked(profile);
+  Profile& p = *TouchProfileLocked(profile, /*only_evict_stepless=*/false);
   auto it =
       std::find_if(p.steps.begin(), p.steps.end(), [&](const Step& s) { return s.id == step; });
   if (it != p.steps.end()) {
@@ -103,16 +113,32 @@ void WindowStore::BeginStep(const std::string& profile, const StepId& step,
   while (p.steps.size() > std::max<size_t>(options_.max_steps_per_profile, 1)) {
     p.steps.pop_front();
   }
+  std::deque<Held> held;
+  held.swap(p.held);
+  for (Held& h : held) FileLocked(p, h.arm, std::move(h.window));
 }
 
 AddResult WindowStore::Add(const std::string& profile, Arm arm, Window window) {
   if (!ValidateWindow(window).ok()) return AddResult::kInvalid;
   absl::MutexLock l(&mu_);
   auto pit = profiles_.find(profile);
-  if (pit == profiles_.end() || pit->second.steps.empty()) return AddResult::kNoStep;
+  if (pit == profiles_.end() || pit->second.steps.empty()) {
+    // Held windows never push out a profile whose step is being measured.
+    Profile* p = TouchProfileLocked(profile, /*only_evict_stepless=*/true);
+    if (p == nullptr) return AddResult::kNoStep;
+    if (p->held.size() >= std::max<size_t>(options_.max_held_per_profile, 1)) {
+      p->held.pop_front();
+    }
+    p->held.push_back(Held{.arm = arm, .window = std::move(window)});
+    return AddResult::kHeld;
+  }
   Profile& p = pit->second;
-  const uint64_t now = ++tick_;
-  p.last_used = now;
+  p.last_used = ++tick_;
+  return FileLocked(p, arm, std::move(window));
+}
+
+AddResult WindowStore::FileLocked(Profile& p, Arm arm, Window window) {
+  const uint64_t now = tick_;
 
   std::pair<std::string, std::string> key(window.pod_uid, window.incarnation);
   auto sit = p.dedupe.find(key);
@@ -124,6 +150,7 @@ AddResult WindowStore::Add(const std::string& profile, Arm arm, Window window) {
   }
 
   Step& step = p.steps.back();
+  if (window.end <= step.id.started) return AddResult::kBeforeStep;
   const std::string& want = step.template_hashes[static_cast<int>(arm)];
   if (!want.empty() && window.template_hash != want) return AddResult::kStaleTemplate;
 

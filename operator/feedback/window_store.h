@@ -7,15 +7,22 @@
 //   - it is malformed (kInvalid),
 //   - its (pod uid, incarnation, sequence) was accepted before: a replay after a
 //     reconnect, even into a later step, counts once (kDuplicate),
-//   - no step is open for its profile (kNoStep),
+//   - it ended before the current step started (kBeforeStep): agents send their recent
+//     acknowledged windows again on every new stream, for a leader that took over,
 //   - it ran under another template hash than the step's for its arm (kStaleTemplate).
+// A window for a profile with no step open is held (kHeld, at most
+// `max_held_per_profile`, the oldest dropped): a leader that just took over opens the
+// step on its first reconcile, often after the agents' replays arrived. BeginStep files
+// the held windows as Add would (dedupe, step start, template); Forget drops them.
+// Profiles holding windows are forgotten before any profile with a step, and never to
+// make room for held windows (kNoStep then).
 // Bounds (WindowStoreOptions): each arm of a step keeps its newest `max_windows_per_arm`
 // windows (the oldest is dropped), a profile keeps its `max_steps_per_profile` newest
 // steps, and the store its `max_profiles` most recently active profiles; dedupe state is
 // bounded per incarnation and per profile. Query() returns copies.
 //
 //   WindowStore store;
-//   store.BeginStep("shop/web-boost", StepId{.generation = 4, .step = 1, .rollout_start = t0},
+//   store.BeginStep("shop/web-boost", StepId{.generation = 4, .step = 1, .started = t0},
 //                   {"hash-baseline", "hash-canary"});
 //   store.Add("shop/web-boost", Arm::kCanary, window);        // from the feedback server
 //   absl::StatusOr<StepWindows> w = store.Query("shop/web-boost", step,
@@ -48,15 +55,16 @@
 namespace booster::feedback {
 
 // A step of a rollout: the profile generation it belongs to, the step's index, and when
-// the rollout started (so a restarted rollout of the same generation is a new step).
+// the step started (status.stepStartTime: a step restarted, or a restarted rollout of the
+// same generation, is a new step; windows that ended by then belong to none).
 struct StepId {
   int64_t generation = 0;
   int32_t step = 0;
-  absl::Time rollout_start = absl::UnixEpoch();
+  absl::Time started = absl::UnixEpoch();
 
   auto operator<=>(const StepId& o) const {
-    return std::tie(generation, step, rollout_start) <=>
-           std::tie(o.generation, o.step, o.rollout_start);
+    return std::tie(generation, step, started) <=>
+           std::tie(o.generation, o.step, o.started);
   }
   bool operator==(const StepId& o) const = default;
   std::string ToString() const;  // "gen 4 step 1 from 2026-...Z"
@@ -91,7 +99,15 @@ struct Window {
 // end not after start, a non-finite value or negative sample count.
 absl::Status ValidateWindow(const Window& window);
 
-enum class AddResult { kAccepted, kDuplicate, kNoStep, kStaleTemplate, kInvalid };
+enum class AddResult {
+  kAccepted,
+  kDuplicate,
+  kHeld,
+  kNoStep,  // no step open, and no room to hold it without forgetting a measured step
+  kBeforeStep,
+  kStaleTemplate,
+  kInvalid,
+};
 absl::string_view AddResultName(AddResult result);  // "accepted", "duplicate", ...
 
 // One metric of one window, for the judge.
@@ -132,6 +148,7 @@ struct WindowStoreOptions {
   size_t max_windows_per_arm = 1024;
   size_t max_steps_per_profile = 2;  // the current step and the one before it
   size_t max_profiles = 64;
+  size_t max_held_per_profile = 512;  // windows held while no step is open
   // Dedupe memory: sequences remembered per (pod uid, incarnation), older ones counting
   // as seen, and incarnations remembered per profile (least recently used forgotten).
   size_t max_sequences_per_incarnation = 4096;
@@ -147,7 +164,7 @@ class WindowStore {
   // Makes `step` the current step of `profile` (creating the profile if needed), with the
   // template hash each arm must run, indexed by Arm; "" accepts any. Calling it again for
   // the current step only updates the hashes; for an older step still kept, makes it
-  // current again with its windows.
+  // current again with its windows. Windows held for the profile are then filed.
   void BeginStep(const std::string& profile, const StepId& step,
                  const std::array<std::string, kArmCount>& template_hashes);
 
@@ -192,13 +209,22 @@ class WindowStore {
     std::set<uint64_t> seen;
     uint64_t last_used = 0;
   };
+  struct Held {
+    Arm arm = Arm::kBaseline;
+    Window window;
+  };
   struct Profile {
     std::deque<Step> steps;  // oldest first; the back is the current step
+    std::deque<Held> held;   // arrived while no step was open, oldest first
     std::map<std::pair<std::string, std::string>, Seen> dedupe;
     uint64_t last_used = 0;
   };
 
-  Profile& TouchProfileLocked(const std::string& profile) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The profile, created if needed; nullptr when making room would forget a profile
+  // with a step and `only_evict_stepless`.
+  Profile* TouchProfileLocked(const std::string& profile, bool only_evict_stepless)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  AddResult FileLocked(Profile& p, Arm arm, Window window) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   const Step* FindStepLocked(const std::string& profile, const StepId& step) const
       ABSL_SHARED_LOCKS_REQUIRED(mu_);
 

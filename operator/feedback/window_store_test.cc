@@ -13,8 +13,8 @@ namespace booster::feedback {
 namespace {
 
 const absl::Time kT0 = absl::FromUnixSeconds(1'700'000'000);
-const StepId kStep1{.generation = 3, .step = 1, .rollout_start = kT0};
-const StepId kStep2{.generation = 3, .step = 2, .rollout_start = kT0};
+const StepId kStep1{.generation = 3, .step = 1, .started = kT0};
+const StepId kStep2{.generation = 3, .step = 2, .started = kT0};
 constexpr char kProfile[] = "shop/web-boost";
 
 Window W(const std::string& pod, uint64_t seq, const std::string& incarnation = "inc-1",
@@ -118,13 +118,71 @@ TEST_F(WindowStoreTest, StaleTemplateHashIsDropped) {
       << "re-opening the current step keeps its windows";
 }
 
-TEST_F(WindowStoreTest, NoStepNoWindows) {
-  EXPECT_EQ(store_.Add("shop/other", Arm::kCanary, W("c1", 1)), AddResult::kNoStep);
-  EXPECT_EQ(store_.ProfileCount(), 1u) << "Add never creates a profile";
+TEST_F(WindowStoreTest, WithNoStepOpenWindowsAreHeldUntilOneIs) {
+  // A leader that just took over: the agents' replays come before its first reconcile.
+  EXPECT_EQ(store_.Add("shop/other", Arm::kCanary, W("c1", 1)), AddResult::kHeld);
+  EXPECT_EQ(store_.Add("shop/other", Arm::kCanary, W("c1", 2, "inc-1", "h-old")),
+            AddResult::kHeld);
+  EXPECT_EQ(store_.Add("shop/other", Arm::kCanary, W("c1", 1)), AddResult::kHeld)
+      << "held twice, filed once";
+  EXPECT_EQ(store_.Add("shop/other", Arm::kBaseline, W("b1", 1, "inc-b", "h-base")),
+            AddResult::kHeld);
+  EXPECT_FALSE(store_.CurrentStep("shop/other"));
+  EXPECT_TRUE(absl::IsNotFound(store_.Query("shop/other", kStep1).status()));
+  store_.BeginStep("shop/other", kStep1, {"h-base", "h-canary"});
+  EXPECT_EQ(store_.WindowCount("shop/other", kStep1, Arm::kCanary), 1u)
+      << "window 2 ran another template; window 1's second copy is a duplicate";
+  EXPECT_EQ(store_.WindowCount("shop/other", kStep1, Arm::kBaseline), 1u);
+  EXPECT_EQ(store_.Add("shop/other", Arm::kCanary, W("c1", 1)), AddResult::kDuplicate);
+  EXPECT_EQ(store_.Add("shop/other", Arm::kCanary, W("c1", 3)), AddResult::kAccepted);
+
+  // Forget drops what is held.
   store_.Forget(kProfile);
-  EXPECT_EQ(store_.Add(kProfile, Arm::kCanary, W("c1", 1)), AddResult::kNoStep);
-  EXPECT_FALSE(store_.CurrentStep(kProfile));
-  EXPECT_TRUE(absl::IsNotFound(store_.Query(kProfile, kStep1).status()));
+  EXPECT_EQ(store_.Add(kProfile, Arm::kCanary, W("c1", 1)), AddResult::kHeld);
+  store_.Forget(kProfile);
+  store_.BeginStep(kProfile, kStep1, {"h-base", "h-canary"});
+  EXPECT_EQ(store_.WindowCount(kProfile, kStep1, Arm::kCanary), 0u);
+}
+
+TEST_F(WindowStoreTest, WindowsThatEndedBeforeTheStepStartedAreRefused) {
+  // The agents send their acknowledged history again on every new stream.
+  const StepId later{.generation = 3, .step = 2, .started = kT0 + absl::Seconds(60)};
+  store_.BeginStep(kProfile, later, {"h-base", "h-canary"});
+  EXPECT_EQ(store_.Add(kProfile, Arm::kCanary, W("c1", 1)), AddResult::kBeforeStep);  // 0-30 s
+  EXPECT_EQ(store_.Add(kProfile, Arm::kCanary, W("c1", 2)), AddResult::kBeforeStep)
+      << "30-60 s: ends as the step starts";
+  EXPECT_EQ(store_.Add(kProfile, Arm::kCanary, W("c1", 3, "inc-1", "h-old")),
+            AddResult::kStaleTemplate);
+  EXPECT_EQ(store_.Add(kProfile, Arm::kCanary, W("c1", 4)), AddResult::kAccepted);
+  EXPECT_EQ(store_.WindowCount(kProfile, later, Arm::kCanary), 1u);
+}
+
+TEST(WindowStoreBoundsTest, HeldWindowsAreBoundedAndNeverPushOutAMeasuredStep) {
+  WindowStore store({.max_profiles = 2, .max_held_per_profile = 2});
+  store.BeginStep("ns/a", kStep1, {"", ""});
+  for (uint64_t s = 1; s <= 3; ++s) {
+    EXPECT_EQ(store.Add("ns/held", Arm::kCanary, W("c1", s)), AddResult::kHeld);
+  }
+  EXPECT_EQ(store.Add("ns/other", Arm::kCanary, W("c1", 1)), AddResult::kHeld)
+      << "pushes out ns/held, which has no step";
+  EXPECT_EQ(store.ProfileCount(), 2u);
+  EXPECT_TRUE(store.CurrentStep("ns/a"));
+  store.BeginStep("ns/held", kStep1, {"", ""});  // pushes out ns/other
+  EXPECT_EQ(store.WindowCount("ns/held", kStep1, Arm::kCanary), 0u) << "forgotten with it";
+  EXPECT_EQ(store.Add("ns/third", Arm::kCanary, W("c1", 1)), AddResult::kNoStep)
+      << "both profiles are measured: no room to hold";
+  EXPECT_TRUE(store.CurrentStep("ns/a"));
+  EXPECT_TRUE(store.CurrentStep("ns/held"));
+
+  // The newest held windows are kept.
+  WindowStore small({.max_held_per_profile = 2});
+  for (uint64_t s = 1; s <= 3; ++s) ASSERT_EQ(small.Add(kProfile, Arm::kCanary, W("c1", s)), AddResult::kHeld);
+  small.BeginStep(kProfile, kStep1, {"", ""});
+  absl::StatusOr<StepWindows> q = small.Query(kProfile, kStep1);
+  ASSERT_TRUE(q.ok());
+  const auto& p99 = q->arm(Arm::kCanary).metrics.at("latencyP99");
+  ASSERT_EQ(p99.size(), 2u);
+  EXPECT_DOUBLE_EQ(p99.front().value, 0.020);
 }
 
 TEST_F(WindowStoreTest, InvalidWindowsAreRefused) {
@@ -185,7 +243,7 @@ TEST(WindowStoreBoundsTest, OldestWindowOfAnArmIsDropped) {
 
 TEST(WindowStoreBoundsTest, StepsPerProfile) {
   WindowStore store({.max_steps_per_profile = 2});
-  const StepId s3{.generation = 3, .step = 3, .rollout_start = kT0};
+  const StepId s3{.generation = 3, .step = 3, .started = kT0};
   store.BeginStep(kProfile, kStep1, {"", ""});
   ASSERT_EQ(store.Add(kProfile, Arm::kCanary, W("c1", 1)), AddResult::kAccepted);
   store.BeginStep(kProfile, kStep2, {"", ""});
@@ -201,7 +259,7 @@ TEST(WindowStoreBoundsTest, StepsPerProfile) {
   EXPECT_TRUE(store.Query(kProfile, kStep1).ok());
   EXPECT_EQ(store.CurrentStep(kProfile), s3);
   // A restarted rollout (same generation and step, later start) is another step.
-  const StepId restarted{.generation = 3, .step = 3, .rollout_start = kT0 + absl::Hours(1)};
+  const StepId restarted{.generation = 3, .step = 3, .started = kT0 + absl::Hours(1)};
   EXPECT_NE(restarted, s3);
   store.BeginStep(kProfile, restarted, {"", ""});
   EXPECT_EQ(store.WindowCount(kProfile, restarted, Arm::kCanary), 0u);

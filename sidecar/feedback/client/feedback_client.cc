@@ -218,7 +218,7 @@ class FeedbackClient::Impl {
       : options_(std::move(options)),
         credentials_(std::move(credentials)),
         incarnation_(NewIncarnationId()),
-        buffer_(options_.max_buffered_reports),
+        buffer_(options_.max_buffered_reports, options_.replay_history_reports),
         topology_(options_.topology) {
     if (!options_.log) options_.log = LogToStderr;
   }
@@ -412,14 +412,17 @@ FeedbackClient::Impl::Outcome FeedbackClient::Impl::RunStream() {
   bool drained = false;  // stopping, and everything queued was written
   if (ok) {
     size_t held = 0;
+    size_t history = 0;
     {
       std::lock_guard<std::mutex> l(mu_);
       stats_.connected = true;
       ++stats_.streams_opened;
       held = buffer_.size();
+      history = buffer_.history_size();
     }
     options_.log(absl::StrCat("stream to ", options_.address, " open; ", held,
-                              " unacknowledged window report(s) to send"));
+                              " unacknowledged window report(s) to send, ", history,
+                              " acknowledged one(s) to send again"));
   }
   while (ok) {
     v1::AgentMessage message;

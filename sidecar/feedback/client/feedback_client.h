@@ -67,6 +67,11 @@ struct FeedbackClientOptions {
 
   // Unacknowledged reports held; when full the oldest is dropped (and counted).
   size_t max_buffered_reports = 1000;
+  // Acknowledged reports kept and sent again on every new stream: an operator leader that
+  // took over never saw what its predecessor acknowledged, and a step's verdict needs the
+  // whole step (the server counts a window once, so the same leader ignores them). 720 is
+  // an hour of 5 s windows.
+  size_t replay_history_reports = 720;
   ReconnectBackoffOptions backoff;
   // A stream counts as having worked — the next backoff starts again at `initial` — once
   // the operator sent anything on it or it stayed open this long (Clock time).

@@ -58,7 +58,7 @@ using test_operator::ReviewFor;
 constexpr char kServiceName[] = "booster-operator.booster-system.svc";
 constexpr char kProfile[] = "shop/web-boost";
 const StepId kStep{
-    .generation = 2, .step = 1, .rollout_start = absl::FromUnixSeconds(1'700'000'000)};
+    .generation = 2, .step = 1, .started = absl::FromUnixSeconds(1'700'000'000)};
 const absl::Time kT0 = absl::FromUnixSeconds(1'700'000'000);
 
 std::string ReadFile(const fs::path& p) { return ::booster::feedback::ReadTestFile(p); }
@@ -218,10 +218,16 @@ class FeedbackClientTest : public ::testing::Test {
   }
 
   // The operator restarts: open streams end, and it comes back on the same port.
-  void RestartServer(FeedbackClient* client) {
+  // `new_leader`: the operator that comes back holds none of the windows (a leader that
+  // took over); otherwise the same store (the same process reconnecting).
+  void RestartServer(FeedbackClient* client, bool new_leader = false) {
     const int port = server_->port();
     server_->Shutdown(absl::ZeroDuration());
     server_.reset();
+    if (new_leader) {
+      store_.Forget(kProfile);
+      store_.BeginStep(kProfile, kStep, {"h-baseline", "h-canary"});
+    }
     // The client noticed and waits for its backoff (Clock time, which only the test moves).
     ASSERT_TRUE(Eventually([&] {
       FeedbackClientStats s = client->Stats();
@@ -393,35 +399,45 @@ TEST_F(FeedbackClientTest, RejectedReportIsCountedByReasonAndNotResent) {
   }));
 }
 
-TEST_F(FeedbackClientTest, OperatorRestartMidStreamDeliversEveryReportOnce) {
+// A new leader never saw what the old one acknowledged: the agent sends its acknowledged
+// history again with what was not acknowledged, and the new leader holds every window of
+// the step; the same operator reconnecting counts each window once.
+TEST_F(FeedbackClientTest, ANewLeaderGetsEveryWindowOfTheStepAndEachIsStoredOnce) {
   FeedbackClient* client = NewClient(Options());
   ASSERT_NE(client, nullptr);
   client->Start();
   for (int i = 0; i < 3; ++i) ASSERT_TRUE(client->Report(Window(i)).ok());
   ASSERT_TRUE(WaitAcked(client, 3)) << client->Stats().last_error;
 
-  RestartServer(client);
+  RestartServer(client, /*new_leader=*/true);
+  EXPECT_EQ(Stored(), 0u) << "the new leader starts empty";
   // Windows keep closing while the operator is away.
   for (int i = 3; i < 6; ++i) ASSERT_TRUE(client->Report(Window(i)).ok());
   EXPECT_EQ(client->Stats().buffered, 3u);
-  EXPECT_EQ(Stored(), 3u);
   AdvanceToRetry(client);
   ASSERT_TRUE(WaitAcked(client, 6)) << client->Stats().last_error;
   ASSERT_TRUE(client->Report(Window(6)).ok());
   ASSERT_TRUE(WaitAcked(client, 7));
-
-  EXPECT_EQ(Stored(), 7u);
+  ASSERT_TRUE(Eventually([&] { return Stored() == 7u; })) << Stored();
   EXPECT_EQ(StoredWindows(), (std::vector<int>{0, 1, 2, 3, 4, 5, 6}));
-  EXPECT_EQ(Duplicates(), 0) << "acknowledged reports are not sent again";
+  EXPECT_EQ(Duplicates(), 0);
   FeedbackClientStats s = client->Stats();
-  EXPECT_EQ(s.reports_sent, 7u);
-  EXPECT_EQ(s.reports_replayed, 0u);
+  EXPECT_EQ(s.reports_sent, 10u);
+  EXPECT_EQ(s.reports_replayed, 3u) << "the acknowledged history, once";
   EXPECT_EQ(s.connect_attempts, 2u);
   EXPECT_EQ(s.reconnects, 1u);
   EXPECT_EQ(s.streams_opened, 2u);
   EXPECT_TRUE(s.connected);
   EXPECT_FALSE(s.last_error.empty()) << "the operator's shutdown ended the first stream";
   EXPECT_EQ(reviewer_.tokens().size(), 2u) << "authenticated again on the new stream";
+
+  // The same operator again (its store kept): the history arrives as duplicates.
+  RestartServer(client);
+  AdvanceToRetry(client);
+  ASSERT_TRUE(client->Report(Window(7)).ok());
+  ASSERT_TRUE(WaitAcked(client, 8));
+  ASSERT_TRUE(Eventually([&] { return Duplicates() == 7; })) << Duplicates();
+  EXPECT_EQ(StoredWindows(), (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7}));
 }
 
 TEST_F(FeedbackClientTest, ReportsWrittenButNotAcknowledgedAreReplayedOnceOnTheNextStream) {
@@ -470,14 +486,15 @@ TEST_F(FeedbackClientTest, ReportsWrittenButNotAcknowledgedAreReplayedOnceOnTheN
   std::vector<std::vector<v1::AgentMessage>> streams = op.streams();
   ASSERT_EQ(streams.size(), 2u);
   EXPECT_EQ(Describe(streams[0]), "H A4 1 2 3");
-  EXPECT_EQ(Describe(streams[1]), "H A4 2 3 4")
-      << "1 was acknowledged; 2 and 3 once each, in order, then the new one";
+  EXPECT_EQ(Describe(streams[1]), "H A4 1 2 3 4")
+      << "1 (acknowledged, the history a new leader lacks), 2 and 3 once each, in order, "
+         "then the new one";
   EXPECT_EQ(streams[1][0].hello().incarnation(), client->incarnation());
   EXPECT_EQ(streams[1][2].report().incarnation(), client->incarnation());
   EXPECT_EQ(op.tokens(), (std::vector<std::string>{"Bearer tok-c1", "Bearer tok-c1"}));
   FeedbackClientStats s = client->Stats();
-  EXPECT_EQ(s.reports_sent, 6u);
-  EXPECT_EQ(s.reports_replayed, 2u);
+  EXPECT_EQ(s.reports_sent, 7u);
+  EXPECT_EQ(s.reports_replayed, 3u);
   EXPECT_EQ(s.reports_acked, 4u);
   EXPECT_EQ(s.buffered, 0u);
   client->Stop();

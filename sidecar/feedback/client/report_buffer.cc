@@ -12,7 +12,8 @@ bool SequenceBefore(const ReportBuffer::Entry& e, uint64_t sequence) {
 
 }  // namespace
 
-ReportBuffer::ReportBuffer(size_t capacity) : capacity_(std::max<size_t>(capacity, 1)) {}
+ReportBuffer::ReportBuffer(size_t capacity, size_t history)
+    : capacity_(std::max<size_t>(capacity, 1)), history_capacity_(history) {}
 
 uint64_t ReportBuffer::Add(FeedbackWindow window) {
   if (entries_.size() >= capacity_) {
@@ -29,6 +30,8 @@ uint64_t ReportBuffer::Add(FeedbackWindow window) {
 void ReportBuffer::NewStream() { sent_through_ = 0; }
 
 const ReportBuffer::Entry* ReportBuffer::Next() const {
+  auto h = std::lower_bound(history_.begin(), history_.end(), sent_through_ + 1, SequenceBefore);
+  if (h != history_.end()) return &*h;
   auto it = std::lower_bound(entries_.begin(), entries_.end(), sent_through_ + 1, SequenceBefore);
   return it == entries_.end() ? nullptr : &*it;
 }
@@ -36,14 +39,20 @@ const ReportBuffer::Entry* ReportBuffer::Next() const {
 void ReportBuffer::MarkSent(uint64_t sequence) {
   sent_through_ = std::max(sent_through_, sequence);
   highest_sent_ = std::max(highest_sent_, sequence);
-  auto it = std::lower_bound(entries_.begin(), entries_.end(), sequence, SequenceBefore);
-  if (it != entries_.end() && it->sequence == sequence) it->sent_before = true;
+  for (std::deque<Entry>* d : {&history_, &entries_}) {
+    auto it = std::lower_bound(d->begin(), d->end(), sequence, SequenceBefore);
+    if (it != d->end() && it->sequence == sequence) it->sent_before = true;
+  }
 }
 
 size_t ReportBuffer::Ack(uint64_t sequence) {
   const uint64_t through = std::min(sequence, highest_sent_);
   size_t n = 0;
   while (!entries_.empty() && entries_.front().sequence <= through) {
+    if (history_capacity_ > 0) {
+      if (history_.size() >= history_capacity_) history_.pop_front();
+      history_.push_back(std::move(entries_.front()));
+    }
     entries_.pop_front();
     ++n;
   }

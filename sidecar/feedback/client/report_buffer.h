@@ -6,12 +6,17 @@
 // Acks (Ack). Out: the next report to write (Next) and counts. Invariants:
 //   - sequences start at 1 and grow by 1 per Add; an entry is kept until an Ack covers it
 //     or it is pushed out as the oldest when the buffer is full (counted in dropped());
+//   - an acknowledged entry moves to the history: the newest `history` acknowledged
+//     entries are kept (older ones forgotten, not counted as dropped);
 //   - on one stream, Next() yields every held entry once, in sequence order: after
-//     NewStream() the unacknowledged ones first (a replay), then new ones as they arrive;
-//   - an acknowledged entry is gone and never yielded again; an Ack beyond what was ever
-//     sent covers only what was sent.
+//     NewStream() the history and the unacknowledged ones first (a replay), then new ones
+//     as they arrive. The history is what a new operator leader never saw: the old leader
+//     acknowledged it and died with it (the server counts the same window once, so a
+//     replay to the same leader is harmless);
+//   - on the stream that acknowledged it, an entry is never yielded again; an Ack beyond
+//     what was ever sent covers only what was sent.
 //
-//   ReportBuffer buffer(/*capacity=*/1000);
+//   ReportBuffer buffer(/*capacity=*/1000, /*history=*/720);
 //   buffer.Add(window);                            // -> sequence 1
 //   buffer.NewStream();                            // a new stream: replay from the oldest
 //   while (const ReportBuffer::Entry* e = buffer.Next()) {
@@ -38,8 +43,9 @@ class ReportBuffer {
     bool sent_before = false;  // written on some stream already: sending it again replays it
   };
 
-  // `capacity` is at least 1.
-  explicit ReportBuffer(size_t capacity);
+  // `capacity` (unacknowledged entries) is at least 1; `history` acknowledged entries are
+  // kept for the next stream.
+  explicit ReportBuffer(size_t capacity, size_t history = 0);
 
   // Holds `window` under the next sequence number and returns it. When the buffer is
   // full the oldest entry is dropped first (sent or not) and counted.
@@ -57,18 +63,21 @@ class ReportBuffer {
   // covers only what was marked. (If the write fails, the stream is over: NewStream().)
   void MarkSent(uint64_t sequence);
 
-  // Drops every entry up to `sequence`, but not beyond the highest sequence ever sent.
-  // Returns how many were dropped.
+  // Moves every entry up to `sequence` to the history, but not beyond the highest sequence
+  // ever sent. Returns how many were acknowledged.
   size_t Ack(uint64_t sequence);
 
-  size_t size() const { return entries_.size(); }
+  size_t size() const { return entries_.size(); }  // unacknowledged
+  size_t history_size() const { return history_.size(); }
   size_t capacity() const { return capacity_; }
   uint64_t dropped() const { return dropped_; }  // pushed out when full
   uint64_t last_sequence() const { return last_sequence_; }
 
  private:
   const size_t capacity_;
-  std::deque<Entry> entries_;  // ascending sequence
+  const size_t history_capacity_;
+  std::deque<Entry> history_;  // acknowledged, ascending sequence, all before entries_
+  std::deque<Entry> entries_;  // unacknowledged, ascending sequence
   uint64_t last_sequence_ = 0;
   uint64_t sent_through_ = 0;  // on the current stream
   uint64_t highest_sent_ = 0;  // on any stream

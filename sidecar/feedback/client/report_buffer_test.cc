@@ -103,6 +103,48 @@ TEST(ReportBufferTest, NewStreamReplaysTheUnacknowledgedOnlyInOrder) {
   EXPECT_EQ(SendAll(b), (Seqs{3, 4, 5}));
 }
 
+// A new operator leader never saw what the old one acknowledged: with a history, the next
+// stream sends the newest acknowledged entries again, oldest first, before the
+// unacknowledged ones; the stream that acknowledged them does not.
+TEST(ReportBufferTest, NewStreamReplaysTheHistoryThenTheUnacknowledged) {
+  ReportBuffer b(10, /*history=*/3);
+  for (int i = 0; i < 6; ++i) b.Add(Window(i));
+  b.NewStream();
+  EXPECT_EQ(SendAll(b), (Seqs{1, 2, 3, 4, 5, 6}));
+  EXPECT_EQ(b.Ack(5), 5u);
+  EXPECT_EQ(b.size(), 1u) << "unacknowledged";
+  EXPECT_EQ(b.history_size(), 3u) << "the newest three acknowledged";
+  EXPECT_EQ(b.Next(), nullptr) << "nothing again on the stream that acknowledged them";
+  b.Add(Window(6));
+  EXPECT_EQ(SendAll(b), (Seqs{7}));
+  b.NewStream();
+  std::vector<bool> replayed;
+  Seqs sent;
+  while (const ReportBuffer::Entry* e = b.Next()) {
+    sent.push_back(e->sequence);
+    replayed.push_back(e->sent_before);
+    b.MarkSent(e->sequence);
+  }
+  EXPECT_EQ(sent, (Seqs{3, 4, 5, 6, 7}));
+  EXPECT_EQ(replayed, (std::vector<bool>(5, true)));
+  EXPECT_EQ(b.Ack(7), 2u);
+  EXPECT_EQ(b.history_size(), 3u);
+  EXPECT_EQ(b.dropped(), 0u) << "history forgotten is not a dropped report";
+  b.NewStream();
+  EXPECT_EQ(SendAll(b), (Seqs{5, 6, 7}));
+}
+
+TEST(ReportBufferTest, WithoutHistoryAnAcknowledgedEntryIsGone) {
+  ReportBuffer b(10);
+  for (int i = 0; i < 3; ++i) b.Add(Window(i));
+  b.NewStream();
+  SendAll(b);
+  b.Ack(3);
+  EXPECT_EQ(b.history_size(), 0u);
+  b.NewStream();
+  EXPECT_EQ(b.Next(), nullptr);
+}
+
 TEST(ReportBufferTest, StreamThatDiesMidReplayResumesFromTheOldestUnacknowledged) {
   ReportBuffer b(10);
   for (int i = 0; i < 3; ++i) b.Add(Window(i));
