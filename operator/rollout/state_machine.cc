@@ -1453,11 +1453,23 @@ void Machine::Paused() {
   }
   std::string why;
   if (EffectivelyPaused(&why)) return;
-  // Resuming restarts the current step's observation window.
-  EnterStep(std::max(1, s_.current_step));
+  // Resuming a judged step of an unchanged experiment goes on with it: the arms served
+  // throughout the pause, so their windows (pause included) and the looks already spent
+  // stay, and the next look sees all of them. Mode Time, or a pause before the first
+  // step, starts the step (its soak) from now.
+  const bool keeps_step = s_.current_step >= 1 &&
+                          spec().rollout.analysis.mode == AnalysisMode::kMetrics &&
+                          s_.experiment_hash == ExperimentHash(spec());
+  if (keeps_step) {
+    Resplit();
+  } else {
+    EnterStep(std::max(1, s_.current_step));
+  }
   To(Phase::kProgressing, "Resumed",
      absl::StrCat("resumed at step ", s_.current_step, ": ", s_.canary_weight, "% on the canary (",
-                  s_.canary_replicas, " of ", s_.total_replicas, ")"));
+                  s_.canary_replicas, " of ", s_.total_replicas, ")",
+                  keeps_step ? "; the step's analysis goes on with the windows of the pause"
+                             : ""));
 }
 
 void Machine::Promoting() {

@@ -509,6 +509,7 @@ TEST(ReconcileTest, PromotionHandsPodsOverInBatchesWithinN) {
   EXPECT_EQ(target_counts, (std::vector<int32_t>{2, 4, 6, 8, 8}));
 }
 
+// Mode Time: the soak of the step starts again at resume.
 TEST(ReconcileTest, PauseHoldsTheStepAndResumeRestartsItsWindow) {
   Sim sim(10);
   TimeVerdictSource verdicts;
@@ -2257,17 +2258,24 @@ TEST(ReconcilePropertyTest, FreshBaselineKeepsTheReplicaBoundAndLeavesNothingBeh
 // layer is always their latest), no write of the operator's takes the pods requested above
 // the app's total + 1, no rollout is stuck once they stop, and deleting the profile leaves
 // exactly their latest template and their latest replica count.
-TEST(ReconcilePropertyTest, SomeoneElsesEditsScalesAndReplacementsAreNeverLost) {
-  std::mt19937 rng(20261202);
+// The team's releases, restarts, whole-manifest replaces and scales (and their HPA's) land
+// at random in every phase, some between two writes of one pass; stale writes are refused.
+// `fresh_baseline`: mode Metrics, so every step runs the fresh baseline beside the canary.
+void RunTeamEditsProperty(uint32_t seed, int scenarios, bool fresh_baseline) {
+  std::mt19937 rng(seed);
   std::uniform_real_distribution<double> u(0, 1);
   const MutationOptions opts;
   int edits = 0, restarts = 0, replaces = 0, scales = 0, refused = 0, promoted = 0,
-      rolled_back = 0, mid_pass = 0;
-  for (int scenario = 0; scenario < 100; ++scenario) {
+      rolled_back = 0, mid_pass = 0, with_baseline = 0;
+  for (int scenario = 0; scenario < scenarios; ++scenario) {
     const int32_t n = static_cast<int32_t>(rng() % 9);
     Json spec = SpecJson();
     spec["rollout"]["steps"] = RandomSteps(rng);
     spec["rollout"]["analysis"] = {{"maxExtensions", 1}};
+    if (fresh_baseline) {
+      spec["rollout"]["analysis"]["mode"] = "Metrics";
+      spec["rollout"]["analysis"]["metrics"] = Json::parse(R"([{"name": "latencyP99"}])");
+    }
     const double policy = u(rng);
     spec["rollout"]["onNewRevision"] = policy < 0.6 ? "Restart" : policy < 0.8 ? "Rollback"
                                                                                : "Reverify";
@@ -2383,6 +2391,7 @@ TEST(ReconcilePropertyTest, SomeoneElsesEditsScalesAndReplacementsAreNeverLost) 
             requested_before = sim.Total();
             ASSERT_EQ(TeamTemplate(sim.target()["spec"]["template"], opts), theirs)
                 << "the team's template was lost";
+            if (!sim.baseline().is_null()) ++with_baseline;
           },
           [&] {
             if (team_active && u(rng) < 0.03) {
@@ -2391,7 +2400,7 @@ TEST(ReconcilePropertyTest, SomeoneElsesEditsScalesAndReplacementsAreNeverLost) 
               requested_before = sim.Total();
             }
           });
-      if (HasFatalFailure()) return;
+      if (::testing::Test::HasFatalFailure()) return;
       refused += sim.refused - before_refused;
       ASSERT_EQ(TeamTemplate(sim.target()["spec"]["template"], opts), theirs);
       sim.now() += absl::Seconds(20);
@@ -2403,6 +2412,7 @@ TEST(ReconcilePropertyTest, SomeoneElsesEditsScalesAndReplacementsAreNeverLost) 
         << sim.profile()["status"].dump() << "\ntarget " << sim.target().dump() << "\ncanary "
         << sim.canary().dump();
     EXPECT_TRUE(sim.canary().is_null());
+    EXPECT_TRUE(sim.baseline().is_null()) << "the fresh baseline outlived the rollout";
     EXPECT_EQ(sim.TargetReplicas(), total)
         << PhaseName(end) << " status total " << sim.status().total_replicas << " last "
         << sim.status().last_transition->message;
@@ -2416,17 +2426,33 @@ TEST(ReconcilePropertyTest, SomeoneElsesEditsScalesAndReplacementsAreNeverLost) 
     EXPECT_EQ(sim.TargetReplicas(), total);
     EXPECT_EQ(sim.target()["metadata"].value("annotations", Json::object()), Json::object());
   }
-  EXPECT_GT(edits, 100);
-  EXPECT_GT(replaces, 30);
-  EXPECT_GT(scales, 80);
-  EXPECT_GT(mid_pass, 20);
-  EXPECT_GT(refused, 10) << "writes planned on a view someone changed meanwhile are refused";
-  EXPECT_GT(promoted, 20);
-  EXPECT_GT(rolled_back, 10);
+  // Scaled to the scenarios (the figures of 100).
+  auto at_least = [&](int of_100) { return of_100 * scenarios / 100; };
+  EXPECT_GT(edits, at_least(100));
+  EXPECT_GT(replaces, at_least(30));
+  EXPECT_GT(scales, at_least(80));
+  EXPECT_GT(mid_pass, at_least(20));
+  EXPECT_GT(refused, at_least(10))
+      << "writes planned on a view someone changed meanwhile are refused";
+  EXPECT_GT(promoted, at_least(20));
+  EXPECT_GT(rolled_back, at_least(10));
+  if (fresh_baseline) {
+    EXPECT_GT(with_baseline, at_least(500));
+  }
   std::printf(
       "team: %d releases, %d restarts, %d replaces, %d scales (%d between two writes), %d writes "
-      "refused; %d promoted, %d rolled back\n",
-      edits, restarts, replaces, scales, mid_pass, refused, promoted, rolled_back);
+      "refused; %d promoted, %d rolled back; %d actions with a fresh baseline running\n",
+      edits, restarts, replaces, scales, mid_pass, refused, promoted, rolled_back, with_baseline);
+}
+
+TEST(ReconcilePropertyTest, SomeoneElsesEditsScalesAndReplacementsAreNeverLost) {
+  RunTeamEditsProperty(20261202, 100, /*fresh_baseline=*/false);
+}
+
+// The same with the fresh baseline running at every step: never more than N + 1 pods asked
+// for, the team's template and count never lost, no baseline left behind.
+TEST(ReconcilePropertyTest, SomeoneElsesEditsUnderAFreshBaselineAreNeverLost) {
+  RunTeamEditsProperty(20261204, 40, /*fresh_baseline=*/true);
 }
 
 // Two or three profiles over one Deployment, a user's Deployment appearing under the
@@ -2823,6 +2849,52 @@ TEST(ExperimentTest, AnIntervalEditMidStepRestartsTheStepOnBothArms) {
   EXPECT_EQ(sim.status().current_step, 1);
   EXPECT_NE(sim.status().analysis_start_time, absl::InfinitePast());
   EXPECT_GT(sim.status().analysis_start_time, before.analysis_start_time);
+}
+
+// Mode Metrics: a pause and a resume keep the step's analysis (its windows, pause
+// included, and the looks spent); a pause over which the experiment changed starts the
+// step again at resume.
+TEST(ReadinessTest, PauseAndResumeKeepAJudgedStepsAnalysis) {
+  Json spec = FreshSpec();
+  spec["rollout"]["stepDuration"] = "20m";
+  for (const bool edit : {false, true}) {
+    SCOPED_TRACE(edit ? "interval edited while paused" : "nothing edited");
+    Sim sim(4, spec);
+    ScriptedVerdictSource wait({MakeVerdict(VerdictKind::kWait)});
+    Drive(sim, wait, [&] {
+      return sim.phase() == Phase::kProgressing &&
+             sim.status().analysis_start_time != absl::InfinitePast();
+    });
+    const RolloutStatus before = sim.status();
+    sim.now() += absl::Minutes(3);
+    sim.Step(wait);
+    sim.SetAnnotation(kAnnotationPaused, "true");
+    sim.Step(wait);
+    ASSERT_EQ(sim.phase(), Phase::kPaused);
+    const size_t asked = wait.requests().size();
+    sim.now() += absl::Minutes(4);
+    sim.Step(wait);
+    EXPECT_EQ(wait.requests().size(), asked) << "no verdict while paused";
+    if (edit) sim.EditSpec([](Json& s) { s["rollout"]["analysis"]["interval"] = "10s"; });
+    sim.RemoveAnnotation(kAnnotationPaused);
+    sim.Step(wait);
+    ASSERT_EQ(sim.phase(), Phase::kProgressing);
+    EXPECT_EQ(sim.status().last_transition->reason, "Resumed");
+    EXPECT_EQ(sim.status().current_step, before.current_step);
+    if (!edit) {
+      EXPECT_EQ(sim.status().step_start_time, before.step_start_time);
+      EXPECT_EQ(sim.status().analysis_start_time, before.analysis_start_time);
+      EXPECT_THAT(sim.status().last_transition->message, HasSubstr("windows of the pause"));
+      EXPECT_EQ(sim.CanaryReplicas(), before.canary_replicas);
+      sim.Step(wait);
+      ASSERT_GT(wait.requests().size(), asked);
+      EXPECT_EQ(wait.requests().back().analysis_start, before.analysis_start_time)
+          << "judged on the step's windows since its start";
+    } else {
+      EXPECT_EQ(sim.status().step_start_time, sim.now());
+      EXPECT_EQ(sim.status().analysis_start_time, absl::InfinitePast());
+    }
+  }
 }
 
 // A pod of a judged step restarts late in a long step: the analysis goes on where it was
