@@ -14,7 +14,8 @@
 // own phase, latencyP99 lognormal with CV 10% and throughput lognormal with CV 5%, filed
 // under its arm like the feedback server does. Scenarios: "aa" (no regression), "start"
 // (the canary's p99 is 2x from its first window), "mid" (2x from an onset drawn uniformly
-// within step 1's analysis). Prints one JSON line per run; JUDGE_BENCH_DEBUG=1 also prints
+// within step 1's analysis), "at" (from --onset-minutes into step 1's analysis, in a step of
+// --step-duration; --regression sets the factor, 2 by default). Prints one JSON line per run; JUDGE_BENCH_DEBUG=1 also prints
 // to stderr the windows a Fail was judged on and why a step was extended.
 //
 // cpu: wall and CPU time (CLOCK_PROCESS_CPUTIME_ID) per verdict, for analysis::Judge alone
@@ -25,6 +26,7 @@
 // JSON lines.
 //
 //   judge_bench detect --scenario=mid --runs=200 --seed=1 [--reconcile=requeue|1s]
+//   judge_bench detect --scenario=at --onset-minutes=5 --step-duration=15m --regression=1.2
 //   judge_bench cpu --windows=24,100,1000 [--min-seconds=0.3] [--rounds=5]
 #include <time.h>
 
@@ -72,11 +74,10 @@ constexpr double kBaseP99 = 0.050;         // seconds
 constexpr double kBaseThroughput = 250.0;  // requests per second per pod
 constexpr double kP99Cv = 0.10;
 constexpr double kThroughputCv = 0.05;
-constexpr double kRegression = 2.0;
 
-// The profile of the runs (docs/benchmarks.md states it).
-Json SpecJson() {
-  return Json::parse(R"json({
+// The profile of the runs (docs/benchmarks.md states it); `step_duration` replaces its 2m.
+Json SpecJson(const std::string& step_duration = "2m") {
+  Json spec = Json::parse(R"json({
     "targetRef": {"kind": "Deployment", "name": "web"},
     "tuning": {"sysctls": {"net.core.somaxconn": "4096"},
                "runtime": {"preload": {"listenBacklog": 4096, "tcpNoDelay": true}}},
@@ -87,6 +88,8 @@ Json SpecJson() {
         "confidence": 0.95, "maxExtensions": 2,
         "metrics": [{"name": "latencyP99", "maxRegressionPercent": 5},
                     {"name": "throughput", "maxRegressionPercent": 5}]}}})json");
+  spec["rollout"]["stepDuration"] = step_duration;
+  return spec;
 }
 
 Json OriginalTemplate() {
@@ -112,7 +115,15 @@ struct Pod {
   uint64_t sequence = 0;
 };
 
-enum class Scenario { kAa, kStart, kMid };
+// kAt: the onset a fixed time into step 1's analysis (Options::onset_at).
+enum class Scenario { kAa, kStart, kMid, kAt };
+
+struct Options {
+  Scenario scenario = Scenario::kMid;
+  double regression = 2.0;  // the canary's p99 times this from the onset
+  std::string step_duration = "2m";
+  absl::Duration onset_at = absl::ZeroDuration();
+};
 
 struct RunResult {
   std::string outcome;  // final phase
@@ -145,14 +156,17 @@ class CountingSource final : public rollout::VerdictSource {
 // One rollout of one profile on a fake API server with N pods, on a simulated clock.
 class Rollout {
  public:
-  Rollout(int32_t replicas, Scenario scenario, uint64_t seed, bool every_second,
+  Rollout(int32_t replicas, const Options& options, uint64_t seed, bool every_second,
           absl::Duration ready_delay)
-      : scenario_(scenario),
+      : scenario_(options.scenario),
+        regression_(options.regression),
+        onset_at_(options.onset_at),
         rng_(seed),
         every_second_(every_second),
         ready_delay_(ready_delay),
         profile_(
-            rollout::testing::ProfileObject(kProfileName, kNamespace, "profile-uid", SpecJson())),
+            rollout::testing::ProfileObject(kProfileName, kNamespace, "profile-uid",
+                                            SpecJson(options.step_duration))),
         api_(rollout::testing::DeploymentObject("web", kNamespace, "target-uid", replicas,
                                                 OriginalTemplate())) {
     // The target's pods have been running for an hour.
@@ -206,6 +220,8 @@ class Rollout {
         // Step 1's analysis started (both arms ready): the regression's onset.
         if (scenario_ == Scenario::kStart) {
           onset_ = plan.status.analysis_start_time;
+        } else if (scenario_ == Scenario::kAt) {
+          onset_ = plan.status.analysis_start_time + onset_at_;
         } else if (scenario_ == Scenario::kMid) {
           const double step_s = absl::ToDoubleSeconds(p->spec->rollout.step_duration);
           onset_ = plan.status.analysis_start_time +
@@ -314,7 +330,7 @@ class Rollout {
           // straddles it does not (detection is timed from the onset, so this can only
           // make it look slower, by less than one interval).
           const bool regressed = canary && onset_ && w.start >= *onset_;
-          const double p99 = kBaseP99 * LogNormal(rng_, kP99Cv) * (regressed ? kRegression : 1);
+          const double p99 = kBaseP99 * LogNormal(rng_, kP99Cv) * (regressed ? regression_ : 1);
           const double rate = kBaseThroughput * LogNormal(rng_, kThroughputCv);
           w.SetMetric("latencyP99", p99, static_cast<int64_t>(rate * 5));
           w.SetMetric("throughput", rate, static_cast<int64_t>(rate * 5));
@@ -381,6 +397,8 @@ class Rollout {
   }
 
   const Scenario scenario_;
+  const double regression_;
+  const absl::Duration onset_at_;
   std::mt19937_64 rng_;
   const bool every_second_;
   const absl::Duration ready_delay_;
@@ -408,15 +426,27 @@ std::string Flag(int argc, char** argv, const std::string& name, const std::stri
 
 int Detect(int argc, char** argv) {
   const std::string scenario_name = Flag(argc, argv, "scenario", "mid");
-  Scenario scenario = Scenario::kMid;
+  Options options;
   if (scenario_name == "aa") {
-    scenario = Scenario::kAa;
+    options.scenario = Scenario::kAa;
   } else if (scenario_name == "start") {
-    scenario = Scenario::kStart;
+    options.scenario = Scenario::kStart;
+  } else if (scenario_name == "at") {
+    options.scenario = Scenario::kAt;
   } else if (scenario_name != "mid") {
-    std::fprintf(stderr, "judge_bench: --scenario must be aa, start or mid\n");
+    std::fprintf(stderr, "judge_bench: --scenario must be aa, start, mid or at\n");
     return 2;
   }
+  double onset_minutes = 0;
+  if (!absl::SimpleAtod(Flag(argc, argv, "regression", "2"), &options.regression) ||
+      options.regression <= 0 ||
+      !absl::SimpleAtod(Flag(argc, argv, "onset-minutes", "0"), &onset_minutes) ||
+      onset_minutes < 0) {
+    std::fprintf(stderr, "judge_bench: bad --regression or --onset-minutes\n");
+    return 2;
+  }
+  options.onset_at = absl::Seconds(60 * onset_minutes);
+  options.step_duration = Flag(argc, argv, "step-duration", "2m");
   int runs = 200, replicas = 4;
   uint64_t seed = 1;
   if (!absl::SimpleAtoi(Flag(argc, argv, "runs", "200"), &runs) ||
@@ -433,10 +463,13 @@ int Detect(int argc, char** argv) {
     return 2;
   }
   for (int i = 0; i < runs; ++i) {
-    Rollout rollout(replicas, scenario, seed * 1'000'003 + static_cast<uint64_t>(i), every_second,
+    Rollout rollout(replicas, options, seed * 1'000'003 + static_cast<uint64_t>(i), every_second,
                     absl::Seconds(ready_seconds));
     const RunResult r = rollout.Run();
     Json j = {{"scenario", scenario_name},
+              {"regression", options.regression},
+              {"step_duration", options.step_duration},
+              {"onset_minutes", onset_minutes},
               {"reconcile", every_second ? "1s" : "requeue"},
               {"run", i},
               {"outcome", r.outcome},
@@ -635,8 +668,9 @@ int main(int argc, char** argv) {
   if (mode == "detect") return booster::bench::Detect(argc, argv);
   if (mode == "cpu") return booster::bench::Cpu(argc, argv);
   std::fprintf(stderr,
-               "usage: judge_bench detect --scenario=aa|start|mid [--runs=200] [--seed=1] "
-               "[--replicas=4] [--reconcile=requeue|1s] [--ready-seconds=3]\n"
+               "usage: judge_bench detect --scenario=aa|start|mid|at [--runs=200] [--seed=1] "
+               "[--replicas=4] [--reconcile=requeue|1s] [--ready-seconds=3] [--regression=2] "
+               "[--onset-minutes=0] [--step-duration=2m]\n"
                "       judge_bench cpu [--windows=24,100,1000] [--min-seconds=0.3] "
                "[--rounds=5]\n");
   return 2;

@@ -9,17 +9,22 @@
 #           WindowStore on a simulated clock (pods ready READY_SECONDS after they start),
 #           reconciling at the plan's requeue and on watch events and, as a second row,
 #           every second;
+#   onset:  ONSET_RUNS (default 100) rollouts per row with a 15-minute step 1 and the
+#           canary's p99 2x and 1.2x from 0, 2, 5 and 10 minutes into that step's analysis
+#           (ONSET=0 skips it);
 #   cpu:    wall and CPU time per verdict with 2 metrics and WINDOWS per arm, against the
 #           time-based verdict source in the same invocation.
 # Prints markdown tables; the per-run JSON lines stay in $WORK (default /tmp/judge-bench).
 #
 #   bench/judge/run.sh [BUILD_DIR]
-#   RUNS=200 SEED=1 READY_SECONDS=3 WINDOWS=24,100,1000 ROUNDS=5 MIN_SECONDS=0.3 \
+#   RUNS=200 ONSET_RUNS=100 SEED=1 READY_SECONDS=3 WINDOWS=24,100,1000 ROUNDS=5 MIN_SECONDS=0.3 \
 #     bench/judge/run.sh build
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=${1:-$ROOT/build}
 RUNS=${RUNS:-200}
+ONSET=${ONSET:-1}
+ONSET_RUNS=${ONSET_RUNS:-100}
 SEED=${SEED:-1}
 WINDOWS=${WINDOWS:-24,100,1000}
 ROUNDS=${ROUNDS:-5}
@@ -34,7 +39,7 @@ fi
 cmake --build "$BUILD" --target judge_bench -j "$JOBS" >/dev/null
 BENCH=$BUILD/bench/judge/judge_bench
 mkdir -p "$WORK"
-rm -f "$WORK"/detect-*.jsonl "$WORK"/cpu.jsonl
+rm -f "$WORK"/detect-*.jsonl "$WORK"/onset-*.jsonl "$WORK"/cpu.jsonl
 
 for reconcile in requeue 1s; do
   for scenario in aa start mid; do
@@ -43,6 +48,15 @@ for reconcile in requeue 1s; do
       >"$WORK/detect-$scenario-$reconcile.jsonl"
   done
 done
+if [[ $ONSET -eq 1 ]]; then
+  for factor in 2 1.2; do
+    for minutes in 0 2 5 10; do
+      "$BENCH" detect --scenario=at --onset-minutes="$minutes" --step-duration=15m \
+        --regression="$factor" --runs="$ONSET_RUNS" --seed="$SEED" \
+        --ready-seconds="$READY_SECONDS" >"$WORK/onset-$factor-$minutes.jsonl"
+    done
+  done
+fi
 "$BENCH" cpu --windows="$WINDOWS" --rounds="$ROUNDS" --min-seconds="$MIN_SECONDS" \
   >"$WORK/cpu.jsonl"
 
@@ -99,6 +113,31 @@ for lo in (0, 30, 60, 90):
           f"{sum(1 for x in t if x <= 60)}/{len(t)} | {sum(1 for r in b if r['fail_step'] == 2)} | "
           f"{sum(1 for r in b if r['extensions'] > 0)} |")
 print()
+onsets = sorted(f for f in os.listdir(work) if f.startswith("onset-"))
+if onsets:
+    print("### Onsets at a fixed time into a 15-minute step 1 (requeue + watch events)")
+    print()
+    print("| canary p99 from the onset | onset, min into step 1's analysis | runs | "
+          "detected (Fail before the onset) | in step 1 | median | p95 | max | within 60 s | "
+          "within 120 s |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for factor in ("2", "1.2"):
+        for minutes in ("0", "2", "5", "10"):
+            path = os.path.join(work, f"onset-{factor}-{minutes}.jsonl")
+            if not os.path.exists(path):
+                continue
+            rs = load(path)
+            failed = [r for r in rs if r["fail_s"] is not None and r["fail_s"] >= 0]
+            early = sum(1 for r in rs if r["fail_s"] is not None and r["fail_s"] < 0)
+            t = [r["fail_s"] for r in failed]
+            fmt = lambda x: f"{x:.1f} s"
+            w60 = sum(1 for x in t if x <= 60)
+            w120 = sum(1 for x in t if x <= 120)
+            print(f"| {factor}x | {minutes} | {len(rs)} | {len(failed)} ({early}) | "
+                  f"{sum(1 for r in failed if r['fail_step'] == 1)} | "
+                  f"{fmt(pct(t, .5)) if t else '-'} | {fmt(pct(t, .95)) if t else '-'} | "
+                  f"{fmt(max(t)) if t else '-'} | {w60}/{len(rs)} | {w120}/{len(rs)} |")
+    print()
 print("### A/A (no regression): rollbacks, false Fails apart from steps not shown within the margins")
 print()
 print("| reconcile | runs | Promoted | rolled back | of those AnalysisFailed (false Fail) | "
