@@ -769,10 +769,39 @@ spec:
   }
 
   // The leader's pod goes away mid-step: the standby takes the Lease (15 s lease + 2 s
-  // retry), the agents' streams reach it, and no agent dropped a window it had buffered.
+  // retry), the agents' streams reach it, no agent dropped a window it had buffered, and
+  // the new leader holds every window of the step the old one had (the agents send their
+  // acknowledged history again) in the same step, started at the same time.
+  auto arm_windows = [&]() -> absl::StatusOr<std::pair<int64_t, int64_t>> {
+    absl::StatusOr<Json> bp = GetJson({"-n", ns, "get", "bp", "web"});
+    if (!bp.ok()) return bp.status();
+    return std::pair(bp->value("/status/arms/baseline/windows"_json_pointer, int64_t{0}),
+                     bp->value("/status/arms/canary/windows"_json_pointer, int64_t{0}));
+  };
+  // Enough canary windows in the step (one pod, one per 2 s) that a new leader without
+  // them could not have them by the time it is checked: the agent's unacknowledged windows
+  // of the failover's gap (some 30 s) are far fewer.
+  absl::Status enough = WaitFor(
+      [&]() -> absl::StatusOr<bool> {
+        absl::StatusOr<std::pair<int64_t, int64_t>> w = arm_windows();
+        if (!w.ok()) return w.status();
+        if (w->second < 60) {
+          return absl::UnavailableError(
+              absl::StrCat("windows held: baseline ", w->first, ", canary ", w->second));
+        }
+        return true;
+      },
+      absl::Minutes(4), absl::Seconds(1));
+  ASSERT_TRUE(enough.ok()) << enough;
+  absl::StatusOr<std::string> step_start_before =
+      Kubectl({"-n", ns, "get", "bp", "web", "-o", "jsonpath={.status.stepStartTime}"});
+  ASSERT_TRUE(step_start_before.ok()) << step_start_before.status();
   ASSERT_TRUE(Kubectl({"-n", system_ns_.name(), "delete", "pod", *leader, "--grace-period=0",
                        "--force", "--wait=false"})
                   .ok());
+  // Read after the deletion: the old leader can no longer write status.arms.
+  absl::StatusOr<std::pair<int64_t, int64_t>> windows_before = arm_windows();
+  ASSERT_TRUE(windows_before.ok()) << windows_before.status();
   const absl::Time leader_killed = absl::Now();
   absl::StatusOr<std::string> next = WaitLeader(*leader, absl::Seconds(45));
   ASSERT_TRUE(next.ok()) << next.status();
@@ -797,6 +826,35 @@ spec:
   std::cout << "from the leader's deletion to windows of both arms at the new leader: "
             << absl::FormatDuration(absl::Trunc(absl::Now() - leader_killed, absl::Seconds(1)))
             << "\n";
+  {
+    // Without the history the new leader would count only what came after the failover,
+    // about one window per arm every 2 s: far fewer than the old leader held.
+    absl::StatusOr<std::pair<int64_t, int64_t>> now_held;
+    absl::Status kept = WaitFor(
+        [&]() -> absl::StatusOr<bool> {
+          now_held = arm_windows();
+          if (!now_held.ok()) return now_held.status();
+          if (now_held->first < windows_before->first ||
+              now_held->second < windows_before->second) {
+            return absl::UnavailableError(absl::StrCat(
+                "the new leader holds baseline ", now_held->first, ", canary ", now_held->second,
+                " windows; the old one held ", windows_before->first, " and ",
+                windows_before->second));
+          }
+          return true;
+        },
+        absl::Seconds(5), absl::Seconds(1));
+    EXPECT_TRUE(kept.ok()) << kept;
+    if (now_held.ok()) {
+      std::cout << "windows held before the failover (baseline, canary): "
+                << windows_before->first << ", " << windows_before->second
+                << "; at the new leader: " << now_held->first << ", " << now_held->second << "\n";
+    }
+    absl::StatusOr<std::string> step_start_after =
+        Kubectl({"-n", ns, "get", "bp", "web", "-o", "jsonpath={.status.stepStartTime}"});
+    ASSERT_TRUE(step_start_after.ok());
+    EXPECT_EQ(*step_start_after, *step_start_before) << "the step went on, not started again";
+  }
   for (const AppPod& pod : *pods) {
     absl::StatusOr<std::string> m = HttpGet(absl::StrCat("http://", pod.ip, ":9901/metrics"));
     ASSERT_TRUE(m.ok()) << m.status();
@@ -1121,7 +1179,8 @@ class HelmChartOneNamespaceE2eTest : public HelmChartE2eTest {
 // bursts of fresh connections (24 at once every 50 ms, through the Service): a good profile
 // is promoted on the agents' windows, and a real mistuning — net.core.somaxconn 1, an
 // accept queue of two under those bursts — is rolled back by the judge (AnalysisFailed),
-// with its evidence in status, and the Deployment restored.
+// with its evidence in status, and the Deployment restored; a regression injected into the
+// running canary pods 90 s into a 4-minute step is rolled back within 60 s of its onset.
 TEST_F(HelmChartOneNamespaceE2eTest, InstalledOperatorJudgesEachStepOnTheAgentsWindows) {
   absl::StatusOr<std::string> leader = WaitLeader("", absl::Seconds(60));
   ASSERT_TRUE(leader.ok()) << leader.status();
@@ -1140,7 +1199,8 @@ TEST_F(HelmChartOneNamespaceE2eTest, InstalledOperatorJudgesEachStepOnTheAgentsW
   ASSERT_TRUE(web_ip.ok()) << web_ip.status();
   HttpLoad bursts(*web_ip, 80, 24, absl::Milliseconds(50));
 
-  auto profile = [&](const std::string& name, const std::string& somaxconn) {
+  auto profile = [&](const std::string& name, const std::string& somaxconn,
+                     const std::string& step_duration = "40s") {
     return absl::StrCat(R"(
 apiVersion: booster.dev/v1alpha1
 kind: BoosterProfile
@@ -1153,7 +1213,7 @@ spec:
       go: {gomaxprocs: auto}
   rollout:
     steps: [50, 100]
-    stepDuration: 40s
+    stepDuration: )", step_duration, R"(
     progressDeadline: 3m
     analysis:
       mode: Metrics
@@ -1356,6 +1416,79 @@ spec:
   EXPECT_EQ(after->value("/spec/template"_json_pointer, Json()),
             before->value("/spec/template"_json_pointer, Json()))
       << "the pod template is the one the Deployment had before Booster";
+
+  // A regression that starts mid-step: the good tuning in a 4-minute step, and 90 s into
+  // its analysis every canary pod starts answering 200 ms slower (the workload's /slow,
+  // called on each canary pod). The judge's onset scan rolls it back within 60 s of the
+  // onset, however long the step has run.
+  applied = Apply(profile("onset", "4096", "4m"));
+  ASSERT_TRUE(applied.ok()) << applied;
+  absl::Time analysis_start = absl::InfinitePast();
+  absl::Status analysing = WaitFor(
+      [&]() -> absl::StatusOr<bool> {
+        absl::StatusOr<Json> bp = GetJson({"-n", ns, "get", "bp", "onset"});
+        if (!bp.ok()) return bp.status();
+        const std::string phase = bp->value("/status/phase"_json_pointer, "");
+        if (phase == "RolledBack" || phase == "Failed" || phase == "Promoted") {
+          return absl::FailedPreconditionError("ended " + phase + ": " + evidence("onset"));
+        }
+        const std::string started = bp->value("/status/analysisStartTime"_json_pointer, "");
+        std::string err;
+        if (started.empty() || !absl::ParseTime(absl::RFC3339_full, started, &analysis_start,
+                                                &err)) {
+          return absl::UnavailableError("no analysis yet: " + phase);
+        }
+        return true;
+      },
+      absl::Minutes(3), absl::Seconds(1));
+  ASSERT_TRUE(analysing.ok()) << analysing << Diagnose(ns);
+  absl::Status clean = WaitFor(
+      [&]() -> absl::StatusOr<bool> {
+        absl::StatusOr<std::string> phase =
+            Kubectl({"-n", ns, "get", "bp", "onset", "-o", "jsonpath={.status.phase}"});
+        if (!phase.ok()) return phase.status();
+        if (*phase != "Progressing") {
+          return absl::FailedPreconditionError("phase " + *phase + " before the onset: " +
+                                               evidence("onset"));
+        }
+        if (absl::Now() < analysis_start + absl::Seconds(90)) {
+          return absl::UnavailableError("before the onset");
+        }
+        return true;
+      },
+      absl::Minutes(3), absl::Seconds(1));
+  ASSERT_TRUE(clean.ok()) << clean << Diagnose(ns);
+  absl::StatusOr<Json> canaries = GetJson({"-n", ns, "get", "pods", "-l", "booster.dev/arm=canary"});
+  ASSERT_TRUE(canaries.ok()) << canaries.status();
+  int slowed = 0;
+  for (const Json& p : canaries->value("items", Json::array())) {
+    const std::string ip = p.value("/status/podIP"_json_pointer, "");
+    if (ip.empty() || p["metadata"].contains("deletionTimestamp")) continue;
+    absl::StatusOr<std::string> r = HttpGet(absl::StrCat("http://", ip, ":8080/slow?ms=200"));
+    ASSERT_TRUE(r.ok()) << r.status();
+    ++slowed;
+  }
+  const absl::Time onset = absl::Now();
+  ASSERT_EQ(slowed, 2) << "step 1 of 4 replicas runs 2 canary pods";
+  absl::Status caught = WaitPhase(ns, "onset", "RolledBack", absl::Minutes(3));
+  ASSERT_TRUE(caught.ok()) << caught << "\n" << evidence("onset") << Diagnose(ns);
+  absl::StatusOr<Json> onset_bp = GetJson({"-n", ns, "get", "bp", "onset"});
+  ASSERT_TRUE(onset_bp.ok());
+  const Json onset_decision = onset_bp->value("/status/lastDecision"_json_pointer, Json::object());
+  std::cout << "onset profile: " << onset_decision.dump() << "\n";
+  EXPECT_EQ(onset_decision.value("reason", ""), "AnalysisFailed") << onset_decision.dump();
+  EXPECT_EQ(onset_decision.value("step", 0), 1) << onset_decision.dump();
+  absl::Time decided;
+  std::string err;
+  ASSERT_TRUE(absl::ParseTime(absl::RFC3339_full, onset_decision.value("time", ""), &decided, &err))
+      << err << " " << onset_decision.dump();
+  std::cout << "onset " << absl::FormatDuration(absl::Trunc(onset - analysis_start, absl::Seconds(1)))
+            << " into the step's analysis; rolled back by the judge "
+            << absl::FormatDuration(absl::Trunc(decided - onset, absl::Seconds(1)))
+            << " after it\n";
+  EXPECT_LE(decided - onset, absl::Seconds(60)) << onset_decision.dump();
+  ASSERT_TRUE(WaitRolledOut(ns, "web", absl::Minutes(3)).ok()) << Diagnose(ns);
+  ASSERT_TRUE(Kubectl({"-n", ns, "delete", "bp", "onset", "--timeout=90s"}).ok()) << Diagnose(ns);
 }
 
 }  // namespace

@@ -8,6 +8,8 @@
 //	GET /read?path=P   contents of P, restricted to /proc/ and /sys/ (what the pod sees of
 //	                   its own sysctls and cgroup)
 //	GET /metrics       Prometheus text format: a latency histogram and a request counter
+//	GET /slow?ms=N     from now on every GET / waits N ms more (0 ends it): a regression
+//	                   injected into a running pod, for the judge's onset tests
 //	GET /apiserver?path=P   GET P from the Kubernetes API server the way an in-cluster
 //	                   client does (kubernetes Service, service-account token and CA)
 //
@@ -29,6 +31,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -183,13 +186,26 @@ func main() {
 	hostname, _ := os.Hostname()
 	h := &histogram{series: map[seriesKey]*series{}}
 	mux := http.NewServeMux()
+	var delay atomic.Int64 // added to every GET /, in nanoseconds
 	mux.HandleFunc("/", instrument(h, "/", func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/" {
 			http.NotFound(w, r)
 			return
 		}
+		if d := delay.Load(); d > 0 {
+			time.Sleep(time.Duration(d))
+		}
 		fmt.Fprintf(w, "hello from %s\n", hostname)
 	}))
+	mux.HandleFunc("/slow", func(w http.ResponseWriter, r *http.Request) {
+		ms, err := strconv.Atoi(r.URL.Query().Get("ms"))
+		if err != nil || ms < 0 || ms > 10000 {
+			http.Error(w, "ms must be an integer in [0, 10000]", http.StatusBadRequest)
+			return
+		}
+		delay.Store(int64(ms) * int64(time.Millisecond))
+		fmt.Fprintf(w, "every GET / now waits %d ms more\n", ms)
+	})
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		fmt.Fprintln(w, "ok")
 	})
