@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -35,6 +36,17 @@ std::vector<uint64_t> SendAll(ReportBuffer& b) {
 }
 
 using Seqs = std::vector<uint64_t>;
+
+// Like SendAll, with whether each was a replay (written on some stream before).
+std::pair<Seqs, std::vector<bool>> SendAllNotingReplays(ReportBuffer& b) {
+  std::pair<Seqs, std::vector<bool>> out;
+  while (const ReportBuffer::Entry* e = b.Next()) {
+    out.first.push_back(e->sequence);
+    out.second.push_back(e->sent_before);
+    b.MarkSent(e->sequence);
+  }
+  return out;
+}
 
 TEST(ReportBufferTest, SequencesStartAtOneAndGrowByOne) {
   ReportBuffer b(10);
@@ -89,13 +101,7 @@ TEST(ReportBufferTest, NewStreamReplaysTheUnacknowledgedOnlyInOrder) {
   b.Ack(2);  // 3 and 4 were written but the stream died before their Acks
   b.Add(Window(4));
   b.NewStream();
-  std::vector<bool> replayed;
-  Seqs sent;
-  while (const ReportBuffer::Entry* e = b.Next()) {
-    sent.push_back(e->sequence);
-    replayed.push_back(e->sent_before);
-    b.MarkSent(e->sequence);
-  }
+  const auto [sent, replayed] = SendAllNotingReplays(b);
   EXPECT_EQ(sent, (Seqs{3, 4, 5})) << "acknowledged 1 and 2 are never resent";
   EXPECT_EQ(replayed, (std::vector<bool>{true, true, false}));
   // A third stream before any Ack: the same three once more, each once.
@@ -118,13 +124,7 @@ TEST(ReportBufferTest, NewStreamReplaysTheHistoryThenTheUnacknowledged) {
   b.Add(Window(6));
   EXPECT_EQ(SendAll(b), (Seqs{7}));
   b.NewStream();
-  std::vector<bool> replayed;
-  Seqs sent;
-  while (const ReportBuffer::Entry* e = b.Next()) {
-    sent.push_back(e->sequence);
-    replayed.push_back(e->sent_before);
-    b.MarkSent(e->sequence);
-  }
+  const auto [sent, replayed] = SendAllNotingReplays(b);
   EXPECT_EQ(sent, (Seqs{3, 4, 5, 6, 7}));
   EXPECT_EQ(replayed, (std::vector<bool>(5, true)));
   EXPECT_EQ(b.Ack(7), 2u);
