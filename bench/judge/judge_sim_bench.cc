@@ -8,6 +8,9 @@
 //   judge_sim_bench power  [--rollouts=10000] [--seed=1]   +20% and 2x from the start
 //   judge_sim_bench onset  [--rollouts=2000]  [--seed=1]   2x / +20% at 0, 2, 5, 10 min
 //                                                          into one 15-minute step
+//   judge_sim_bench histogram [--rollouts=1000] [--seed=1] A/A, +20% and 2x with windows of
+//                                                          400 requests and their histograms,
+//                                                          against the windows' p99s alone
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -24,6 +27,7 @@
 namespace booster::bench {
 namespace {
 
+using analysis::JudgeOptions;
 using analysis::testing::PodModel;
 using analysis::testing::Quantile;
 using analysis::testing::Regression;
@@ -113,7 +117,32 @@ int Run(const std::string& mode, int rollouts, uint64_t seed) {
     }
     return 0;
   }
-  std::fprintf(stderr, "usage: judge_sim_bench aa|power|onset [--rollouts=N] [--seed=S]\n");
+  if (mode == "histogram") {
+    // 2+2 pods, 3 steps of 2 minutes with one extension, p99 and throughput within 10%;
+    // each window 400 requests (lognormal, SD 0.8 on the log scale). The same rollouts
+    // judged from the windows' own p99s (no histogram) and from the merged histograms.
+    for (double factor : {1.0, 1.2, 2.0}) {
+      for (double pod_sd : {0.03, 0.10}) {
+        for (bool histograms : {false, true}) {
+          PodModel model;
+          model.pod_sd = pod_sd;
+          model.histogram_requests = 400;
+          SimShape shape;
+          shape.baseline_pods = 2;
+          shape.canary_pods = 2;
+          JudgeOptions options;
+          options.merge_histograms = histograms;
+          Print({{"row", "histogram"}, {"factor", factor}, {"pod_sd", pod_sd}, {"pods", 2},
+                 {"margin", 10}, {"requests", 400}, {"histograms", histograms}},
+                SimulateRollouts(Spec(10), shape, model, Regression{factor, 0, absl::ZeroDuration()},
+                                 rollouts, seed, options));
+        }
+        ++seed;
+      }
+    }
+    return 0;
+  }
+  std::fprintf(stderr, "usage: judge_sim_bench aa|power|onset|histogram [--rollouts=N] [--seed=S]\n");
   return 2;
 }
 
@@ -123,7 +152,7 @@ int Run(const std::string& mode, int rollouts, uint64_t seed) {
 int main(int argc, char** argv) {
   if (argc < 2) return booster::bench::Run("", 0, 0);
   const std::string mode = argv[1];
-  int rollouts = mode == "onset" ? 2000 : 10000;
+  int rollouts = mode == "onset" ? 2000 : mode == "histogram" ? 1000 : 10000;
   uint64_t seed = 1;
   for (int i = 2; i < argc; ++i) {
     const std::string arg = argv[i];

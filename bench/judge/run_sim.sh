@@ -5,12 +5,13 @@
 # (default build), prints markdown tables; the JSON lines stay in $WORK.
 #
 #   bench/judge/run_sim.sh [BUILD_DIR]
-#   ROLLOUTS=10000 ONSET_ROLLOUTS=2000 SEED=1 bench/judge/run_sim.sh build
+#   ROLLOUTS=10000 ONSET_ROLLOUTS=2000 HISTOGRAM_ROLLOUTS=1000 SEED=1 bench/judge/run_sim.sh build
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=${1:-$ROOT/build}
 ROLLOUTS=${ROLLOUTS:-10000}
 ONSET_ROLLOUTS=${ONSET_ROLLOUTS:-2000}
+HISTOGRAM_ROLLOUTS=${HISTOGRAM_ROLLOUTS:-1000}
 SEED=${SEED:-1}
 WORK=${WORK:-/tmp/judge-sim-bench}
 JOBS=${JOBS:-2}
@@ -24,6 +25,7 @@ mkdir -p "$WORK"
 "$BENCH" aa --rollouts="$ROLLOUTS" --seed="$SEED" >"$WORK/aa.jsonl"
 "$BENCH" power --rollouts="$ROLLOUTS" --seed="$SEED" >"$WORK/power.jsonl"
 "$BENCH" onset --rollouts="$ONSET_ROLLOUTS" --seed="$SEED" >"$WORK/onset.jsonl"
+"$BENCH" histogram --rollouts="$HISTOGRAM_ROLLOUTS" --seed="$SEED" >"$WORK/histogram.jsonl"
 
 python3 - "$WORK" <<'PY'
 import json, os, sys
@@ -55,4 +57,13 @@ for r in load("onset.jsonl"):
     print(f"| x{r['factor']} | {r['onset_min']} min | {r['rollouts']} | {pc(r['failed'])} | "
           f"{pc(r.get('within_60s', 0))} | {pc(r.get('within_120s', 0))} | "
           f"{s(r, 'detect_p50_s')} / {s(r, 'detect_p95_s')} / {s(r, 'detect_max_s')} |")
+print()
+print("### p99 from the windows' histograms: 2+2 pods, 400 requests a window, margin 10%")
+print()
+print("| p99 | pods differ by | judged from | rollouts | failed | rolled back | promoted |")
+print("|---|---|---|---|---|---|---|")
+for r in load("histogram.jsonl"):
+    src = "merged histograms" if r["histograms"] else "windows' p99s"
+    print(f"| x{r['factor']} | {100 * r['pod_sd']:.0f}% | {src} | {r['rollouts']} | {pc(r['failed'])} | "
+          f"{pc(r['rolled_back'])} | {pc(r['promoted'])} |")
 PY

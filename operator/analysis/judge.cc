@@ -291,15 +291,33 @@ MetricEvidence JudgeMetric(const AnalysisSpec& spec, const MetricSpec& metric,
   }
   e.change_of_means = true;
   e.pod_sd_percent = 100 * (f.scale == Scale::kLog ? std::expm1(f.pod_sd) : f.pod_sd);
-  const LevelTest level = TestLevel(f, alpha.pass);
+  // The windows' own values, paired by interval: the onset scan's yardstick always, and the
+  // level test unless a latency quantile can be read from the arms' merged histograms.
+  const LevelTest windows_level = TestLevel(f, alpha.pass);
+  MergedQuantile merged;
+  if (const std::optional<double> q = rollout::LatencyQuantile(metric.name);
+      q.has_value() && f.scale == Scale::kLog && options.merge_histograms) {
+    merged = TestMergedQuantile(b, c, *q, spec.interval, options.pod_sd_floor, alpha.pass);
+  }
+  const LevelTest& level = merged.usable ? merged.level : windows_level;
+  std::string figures;
+  if (merged.usable) {
+    e.method = "histogram";
+    e.pod_sd_percent = 100 * std::expm1(merged.pod_sd);
+    figures = absl::StrCat(Num(merged.canary), " vs ", Num(merged.baseline),
+                           " from the arms' histograms (", Num(merged.canary_requests), " vs ",
+                           Num(merged.baseline_requests), " requests) over ", e.intervals,
+                           " paired intervals, ", merged.baseline_pods, "+", merged.canary_pods,
+                           " pods, p=", Num(level.p_value));
+  } else {
+    figures = absl::StrCat("mean ", Num(f.canary_mean), " vs ", Num(f.baseline_mean), " over ",
+                           e.intervals, " paired intervals, ", f.baseline_pods, "+",
+                           f.canary_pods, " pods, p=", Num(level.p_value));
+  }
   e.change_percent = ChangePercent(f.scale, lower_is_better, level.estimate);
   e.p_value = level.p_value;
   const double margin = MarginOnScale(f.scale, lower_is_better, metric.max_regression_percent);
   e.upper_bound_percent = Oriented(f.scale, lower_is_better, level.upper);
-  const std::string figures =
-      absl::StrCat("mean ", Num(f.canary_mean), " vs ", Num(f.baseline_mean), " over ",
-                   e.intervals, " paired intervals, ", f.baseline_pods, "+", f.canary_pods,
-                   " pods, p=", Num(e.p_value));
   if (e.p_value <= alpha.location && level.estimate > margin) {
     return Worse(e, metric, figures, alpha.location);
   }
@@ -313,7 +331,7 @@ MetricEvidence JudgeMetric(const AnalysisSpec& spec, const MetricSpec& metric,
     // step's intervals (their long-run variance, as the level test measured it), plus what
     // the pods may differ by.
     const double recent_se =
-        std::sqrt(level.interval_lrv / std::max(1, onset.recent) + PodVariance(f));
+        std::sqrt(windows_level.interval_lrv / std::max(1, onset.recent) + PodVariance(f));
     if (onset.p_value <= alpha.onset && onset.recent > 0 &&
         onset.recent_level - kOnsetGate * recent_se > margin) {
       e.verdict = MetricVerdict::kFail;
@@ -369,7 +387,7 @@ MetricEvidence JudgeMetric(const AnalysisSpec& spec, const MetricSpec& metric,
 // Too few windows in an arm, or too few intervals both arms cover, to compare them at all.
 bool ShortOfData(const MetricEvidence& e, const AnalysisSpec& spec) {
   return e.baseline.n < spec.min_samples || e.canary.n < spec.min_samples ||
-         (e.method == "paired" && e.intervals < kMinIntervals);
+         ((e.method == "paired" || e.method == "histogram") && e.intervals < kMinIntervals);
 }
 
 std::vector<std::string> NotesOf(const std::vector<MetricEvidence>& metrics,

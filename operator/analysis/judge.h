@@ -22,12 +22,14 @@
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "common/histogram.h"
 #include "operator/rollout/profile/types.h"
 
 namespace booster::analysis {
@@ -43,6 +45,11 @@ struct Window {
   // 0 = unknown; the window's length stands in for it then.
   int64_t requests = 0;
   std::string node;  // the node the pod ran on; empty when unknown
+  // Latency quantiles: the application's histogram over the window (common/histogram.h),
+  // which `value` was read from; null when the agent sent none. When every window of both
+  // arms has one (with the same bounds), the judge reads each arm's quantile from their
+  // sum over the step instead of averaging the windows' values.
+  std::shared_ptr<const Buckets> buckets;
 };
 
 // Windows by metric name ("latencyP99", ...).
@@ -74,6 +81,10 @@ struct JudgeOptions {
   // per arm cannot tell a pod's quirk from the tuning's effect, so this much difference is
   // never evidence on its own.
   double pod_sd_floor = 0.02;
+  // Latency quantiles from the arms' merged histograms when every window has one
+  // (paired.h, TestMergedQuantile). false: from the windows' own values always (the
+  // benchmarks' control).
+  bool merge_histograms = true;
 };
 
 enum class DecisionKind { kWait, kPass, kFail, kInconclusive };

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <string>
 #include <utility>
 
@@ -24,7 +25,7 @@ absl::Status Invalid(absl::string_view field, absl::string_view why) {
   return absl::InvalidArgumentError(absl::StrCat(field, ": ", why));
 }
 
-constexpr char kWindowFields[] = "pod, node, start, end, podStart, value, requests";
+constexpr char kWindowFields[] = "pod, node, start, end, podStart, value, requests, buckets";
 
 // Where the input's first window with times and first without are, for the error that
 // forbids mixing them: a bare value sits at the epoch, far from any recorded time, so the
@@ -50,14 +51,38 @@ absl::Time UntimedStart(size_t i, absl::Duration interval) {
   return absl::UnixEpoch() + interval * static_cast<int64_t>(i);
 }
 
-// {"pod", "node", "start", "end", "podStart", "value", "requests"} -> a Window. Without
-// start and end it is the index-th window of its list, like a bare value.
+// [[upper bound or "+Inf", cumulative count], ...] -> a latency histogram CheckBuckets takes.
+absl::StatusOr<Buckets> ParseBuckets(const Json& v, const std::string& path) {
+  constexpr char kShape[] =
+      "must be [[upper bound in seconds, cumulative count], ...] ending with [\"+Inf\", total]";
+  if (!v.is_array()) return Invalid(path, absl::StrCat(kShape, ", got ", v.dump()));
+  Buckets out;
+  for (const Json& b : v) {
+    if (!b.is_array() || b.size() != 2 || !b[1].is_number()) {
+      return Invalid(path, absl::StrCat(kShape, ", got ", b.dump()));
+    }
+    double bound = 0;
+    if (b[0].is_string() && b[0].get<std::string>() == "+Inf") {
+      bound = std::numeric_limits<double>::infinity();
+    } else if (b[0].is_number()) {
+      bound = b[0].get<double>();
+    } else {
+      return Invalid(path, absl::StrCat(kShape, ", got ", b.dump()));
+    }
+    out.emplace_back(bound, b[1].get<double>());
+  }
+  if (std::string why = CheckBuckets(out); !why.empty()) return Invalid(path, why);
+  return out;
+}
+
+// {"pod", "node", "start", "end", "podStart", "value", "requests", "buckets"} -> a Window.
+// Without start and end it is the index-th window of its list, like a bare value.
 absl::StatusOr<Window> ParseWindowObject(const Json& o, const std::string& path, size_t index,
                                          absl::Duration interval, Timing& timing) {
   for (auto it = o.begin(); it != o.end(); ++it) {
     const absl::string_view key = it.key();
     if (key != "pod" && key != "node" && key != "start" && key != "end" && key != "podStart" &&
-        key != "value" && key != "requests") {
+        key != "value" && key != "requests" && key != "buckets") {
       return Invalid(absl::StrCat(path, ".", key),
                      absl::StrCat("unknown field; expected ", kWindowFields));
     }
@@ -90,6 +115,11 @@ absl::StatusOr<Window> ParseWindowObject(const Json& o, const std::string& path,
       return Invalid(path + ".requests", absl::StrCat("is too large: ", r.dump()));
     }
     w.requests = static_cast<int64_t>(r.get<uint64_t>());
+  }
+  if (o.contains("buckets")) {
+    absl::StatusOr<Buckets> buckets = ParseBuckets(o["buckets"], path + ".buckets");
+    if (!buckets.ok()) return buckets.status();
+    w.buckets = std::make_shared<const Buckets>(*std::move(buckets));
   }
   const bool has_start = o.contains("start");
   const bool has_end = o.contains("end");
@@ -300,11 +330,13 @@ nlohmann::ordered_json DecisionToJson(const Decision& decision) {
     m["canary"] = arm(e.canary);
     m["changePercent"] = figure(e.change_percent);
     m["changeOf"] = std::isnan(e.change_percent) ? Ordered(nullptr)
-                                                 : Ordered(e.change_of_means ? "mean" : "median");
+                 : Ordered(e.method == "histogram" ? "quantile"
+                           : e.change_of_means        ? "mean"
+                                                      : "median");
     m["pValue"] = figure(e.p_value);
     m["alpha"] = figure(e.alpha);
     m["method"] = e.method.empty() ? Ordered(nullptr) : Ordered(e.method);
-    if (e.method == "paired") {
+    if (e.method == "paired" || e.method == "histogram") {
       m["intervals"] = e.intervals;
       m["pods"] = Ordered{{"baseline", e.baseline_pods}, {"canary", e.canary_pods}};
       m["podSdPercent"] = figure(e.pod_sd_percent);

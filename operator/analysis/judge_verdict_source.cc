@@ -168,6 +168,7 @@ Verdict ToVerdict(const Decision& decision) {
                                                 ? (e.change_percent > 0 ? "+inf" : "-inf")
                                                 : Num(e.change_percent);
     v.evidence[e.name + ".pValue"] = Num(e.p_value);
+    if (!e.method.empty()) v.evidence[e.name + ".method"] = e.method;
     if (e.baseline_pods > 0 || e.canary_pods > 0) {
       v.evidence[e.name + ".pods"] =
           absl::StrCat("baseline ", e.baseline_pods, ", canary ", e.canary_pods);

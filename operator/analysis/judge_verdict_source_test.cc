@@ -127,6 +127,7 @@ TEST(JudgeVerdictSourceTest, FailsARegressionMidStepWithEvidence) {
   EXPECT_EQ(v.evidence["latencyP99.baseline"], "n=18 median=100.1");
   EXPECT_EQ(v.evidence["latencyP99.canary"], "n=18 median=130.1");
   EXPECT_EQ(v.evidence["latencyP99.changePercent"], "30");
+  EXPECT_EQ(v.evidence["latencyP99.method"], "paired") << "these windows carry no histogram";
   // Held to this look's share of the level test: 0.05 / 24 looks x kLocationShare.
   double p = 1;
   ASSERT_TRUE(absl::SimpleAtod(v.evidence["latencyP99.pValue"], &p));

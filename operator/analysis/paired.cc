@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <string>
 #include <utility>
 
 #include "operator/analysis/distributions.h"
@@ -334,6 +335,213 @@ OnsetTest ScanOnset(const PairedFigures& f) {
     }
   }
   return best;
+}
+
+namespace {
+
+// Every window carries a histogram and all have the bounds of the first.
+bool SameBounds(const std::vector<const Window*>& baseline,
+                const std::vector<const Window*>& canary) {
+  const Buckets* first = nullptr;
+  for (const auto* arm : {&baseline, &canary}) {
+    for (const Window* w : *arm) {
+      if (w->buckets == nullptr || w->buckets->empty()) return false;
+      if (first == nullptr) {
+        first = w->buckets.get();
+        continue;
+      }
+      if (w->buckets->size() != first->size()) return false;
+      for (size_t i = 0; i < first->size(); ++i) {
+        if ((*w->buckets)[i].first != (*first)[i].first) return false;
+      }
+    }
+  }
+  return first != nullptr;
+}
+
+// Per arm: interval index -> the sum of its windows' histograms, and per pod the windows'
+// interval indices.
+struct ArmHistograms {
+  std::map<int64_t, Buckets> intervals;
+  std::map<std::string, std::vector<std::pair<int64_t, const Buckets*>>> pods;
+};
+
+ArmHistograms SumByInterval(const std::vector<const Window*>& arm, absl::Time origin,
+                            absl::Duration interval) {
+  ArmHistograms out;
+  for (const Window* w : arm) {
+    absl::Duration rest;
+    const int64_t k = absl::IDivDuration(Midpoint(*w) - origin, interval, &rest);
+    AddBuckets(*w->buckets, out.intervals[k]);
+    out.pods[w->pod].emplace_back(k, w->buckets.get());
+  }
+  return out;
+}
+
+// `total` minus `part`, bucket by bucket (same bounds).
+Buckets Without(const Buckets& total, const Buckets& part) {
+  Buckets out = total;
+  for (size_t i = 0; i < out.size(); ++i) out[i].second = std::max(0.0, out[i].second - part[i].second);
+  return out;
+}
+
+double LogQuantile(double q, const Buckets& b) {
+  const double v = TailBucketQuantile(q, b);
+  return v > 0 ? std::log(v) : kNaN;
+}
+
+// A quantity's value over all blocks and with each block left out in turn.
+struct Jackknife {
+  double total = kNaN;
+  std::vector<double> replicates;  // NaN where leaving the block out leaves no request
+  bool ok() const {
+    if (std::isnan(total)) return false;
+    for (double r : replicates) {
+      if (std::isnan(r)) return false;
+    }
+    return true;
+  }
+  // (G - 1) / G times the sum of the replicates' squared deviations from their mean.
+  double Variance() const {
+    const double g = static_cast<double>(replicates.size());
+    if (g < 2) return kNaN;
+    const double m = Mean(replicates);
+    double ss = 0;
+    for (double r : replicates) ss += (r - m) * (r - m);
+    return ss * (g - 1) / g;
+  }
+};
+
+// The log quantile q of the sum of `blocks` (a block without a window is empty), jackknifed.
+Jackknife LogQuantileJackknife(const std::vector<Buckets>& blocks, double q) {
+  Jackknife j;
+  Buckets total;
+  for (const Buckets& b : blocks) {
+    if (!b.empty()) AddBuckets(b, total);
+  }
+  j.total = LogQuantile(q, total);
+  for (const Buckets& b : blocks) {
+    j.replicates.push_back(b.empty() ? j.total : LogQuantile(q, Without(total, b)));
+  }
+  return j;
+}
+
+// Each pod's histograms over the paired intervals summed per block, one entry per block.
+std::vector<std::vector<Buckets>> PodBlocks(const ArmHistograms& arm,
+                                            const std::map<int64_t, int>& block_of,
+                                            int blocks) {
+  std::vector<std::vector<Buckets>> out;
+  for (const auto& [pod, windows] : arm.pods) {
+    std::vector<Buckets> per_block(static_cast<size_t>(blocks));
+    for (const auto& [k, b] : windows) {
+      auto it = block_of.find(k);
+      if (it != block_of.end()) AddBuckets(*b, per_block[static_cast<size_t>(it->second)]);
+    }
+    out.push_back(std::move(per_block));
+  }
+  return out;
+}
+
+// The between-pod part of the pods' log quantiles: (sum of squared deviations from their
+// arm's mean minus what their own sampling and time variance explains, degrees of freedom),
+// as PodDeviations. A pod's step quantile is itself uncertain (its jackknife variance); that
+// part is already in the arms' jackknife and is taken out here (a moment estimate of the
+// between-pod variance, as random-effects meta-analysis does), so it is not counted twice.
+std::pair<double, int> PodQuantileDeviations(const std::vector<std::vector<Buckets>>& pods,
+                                             double q) {
+  std::vector<double> logs;
+  double within = 0;
+  for (const std::vector<Buckets>& blocks : pods) {
+    const Jackknife j = LogQuantileJackknife(blocks, q);
+    if (std::isnan(j.total)) continue;
+    logs.push_back(j.total);
+    within += j.ok() ? j.Variance() : 0;
+  }
+  if (logs.size() < 2) return {0, 0};
+  const double m = Mean(logs);
+  double ss = 0;
+  for (double l : logs) ss += (l - m) * (l - m);
+  const double n = static_cast<double>(logs.size());
+  // E[ss] = (n - 1) (between + mean within): take the within part out, never below zero.
+  ss = std::max(0.0, ss - (n - 1) * within / n);
+  return {ss, static_cast<int>(logs.size()) - 1};
+}
+
+}  // namespace
+
+MergedQuantile TestMergedQuantile(const std::vector<const Window*>& baseline,
+                                  const std::vector<const Window*>& canary, double q,
+                                  absl::Duration interval, double pod_sd_floor,
+                                  double alpha_pass) {
+  MergedQuantile m;
+  if (baseline.empty() || canary.empty() || interval <= absl::ZeroDuration()) return m;
+  if (!SameBounds(baseline, canary)) return m;
+  absl::Time origin = absl::InfiniteFuture();
+  for (const auto* arm : {&baseline, &canary}) {
+    for (const Window* w : *arm) origin = std::min(origin, w->start);
+  }
+  const ArmHistograms b = SumByInterval(baseline, origin, interval);
+  const ArmHistograms c = SumByInterval(canary, origin, interval);
+  std::vector<int64_t> paired;
+  for (const auto& [k, unused] : b.intervals) {
+    if (c.intervals.count(k) > 0) paired.push_back(k);
+  }
+  if (paired.size() < 3) return m;
+  // Consecutive blocks of the paired intervals, as even as they divide.
+  const int n = static_cast<int>(paired.size());
+  const int blocks = std::min(n, kMergedBlocks);
+  std::map<int64_t, int> block_of;
+  std::vector<Buckets> bb(static_cast<size_t>(blocks));
+  std::vector<Buckets> cb(static_cast<size_t>(blocks));
+  for (int g = 0; g < blocks; ++g) {
+    for (int i = g * n / blocks; i < (g + 1) * n / blocks; ++i) {
+      const int64_t k = paired[static_cast<size_t>(i)];
+      block_of[k] = g;
+      AddBuckets(b.intervals.at(k), bb[static_cast<size_t>(g)]);
+      AddBuckets(c.intervals.at(k), cb[static_cast<size_t>(g)]);
+    }
+  }
+  const Jackknife jb = LogQuantileJackknife(bb, q);
+  const Jackknife jc = LogQuantileJackknife(cb, q);
+  if (!jb.ok() || !jc.ok()) return m;  // an arm without requests, or all in one block
+  Jackknife contrast;
+  contrast.total = jc.total - jb.total;
+  for (int g = 0; g < blocks; ++g) {
+    contrast.replicates.push_back(jc.replicates[static_cast<size_t>(g)] -
+                                  jb.replicates[static_cast<size_t>(g)]);
+  }
+  const double jack = contrast.Variance();
+
+  const auto [bss, bdf] = PodQuantileDeviations(PodBlocks(b, block_of, blocks), q);
+  const auto [css, cdf] = PodQuantileDeviations(PodBlocks(c, block_of, blocks), q);
+  if (bdf + cdf > 0) m.pod_sd_observed = std::sqrt((bss + css) / (bdf + cdf));
+  const double floor = std::log1p(pod_sd_floor);
+  m.pod_sd = std::isnan(m.pod_sd_observed) ? floor : std::max(floor, m.pod_sd_observed);
+  m.baseline_pods = static_cast<int>(b.pods.size());
+  m.canary_pods = static_cast<int>(c.pods.size());
+  const double pod_variance =
+      m.pod_sd * m.pod_sd * (1.0 / m.baseline_pods + 1.0 / m.canary_pods);
+
+  m.usable = true;
+  m.baseline = std::exp(jb.total);
+  m.canary = std::exp(jc.total);
+  for (const Buckets& block : bb) m.baseline_requests += block.back().second;
+  for (const Buckets& block : cb) m.canary_requests += block.back().second;
+  m.intervals = n;
+  m.blocks = blocks;
+  LevelTest& t = m.level;
+  t.intervals = n;
+  t.estimate = contrast.total;  // latency: higher is worse, so the orientation is the log ratio
+  t.se = std::sqrt(jack + pod_variance);
+  t.df = std::max(1, blocks - 1);
+  if (t.se > 0) {
+    t.p_value = StudentTUpper(t.estimate / t.se, t.df);
+    t.upper = t.estimate + StudentTQuantile(1 - alpha_pass, t.df) * t.se;
+  } else {
+    t.p_value = t.estimate > 0 ? 0 : 1;
+    t.upper = t.estimate;
+  }
+  return m;
 }
 
 bool IsRateMetric(const std::string& metric, const std::vector<const Window*>& baseline,

@@ -104,6 +104,44 @@ inline constexpr double kOnsetClamp = 3.0;
 
 OnsetTest ScanOnset(const PairedFigures& f);
 
+// Latency quantiles from the windows' histograms: each arm's quantile is read from the sum
+// of its windows' histograms over the paired intervals (every pod and window, each request
+// weighing the same), not averaged from the windows' own quantiles: a 5 s window's p99 of a
+// few hundred requests is the 5th slowest of them and wanders by tens of percent, and a p999
+// per window is hardly a number at all. The estimate is log(canary / baseline) of the step's
+// quantiles, oriented (positive = the canary slower); its standard error comes from a
+// delete-a-block jackknife over kMergedBlocks consecutive blocks of the paired intervals
+// (whatever moves the quantile over time, autocorrelated or not, moves it between blocks)
+// plus the between-pod variance, read from each pod's own step quantile and never below
+// the floor, as the paired test does.
+//
+//   MergedQuantile m = TestMergedQuantile(b, c, 0.99, interval, 0.02, alpha_pass);
+//   if (m.usable && m.level.upper <= log1p(0.10)) ...  // shown within 10%
+struct MergedQuantile {
+  // Every window of both arms carried a histogram, all of the same bounds, and each arm's
+  // sum over the paired intervals holds requests: otherwise nothing below is set.
+  bool usable = false;
+  double baseline = kNaN;  // the arms' quantiles over the paired intervals (seconds)
+  double canary = kNaN;
+  double baseline_requests = 0;
+  double canary_requests = 0;
+  int intervals = 0;
+  int blocks = 0;
+  int baseline_pods = 0;
+  int canary_pods = 0;
+  double pod_sd_observed = kNaN;  // on the log scale, as PairedFigures
+  double pod_sd = 0;
+  LevelTest level;  // estimate, se, df (blocks - 1), p_value and upper; no interval_lrv
+};
+
+// The most blocks the jackknife deletes in turn (fewer when there are fewer intervals).
+inline constexpr int kMergedBlocks = 12;
+
+MergedQuantile TestMergedQuantile(const std::vector<const Window*>& baseline,
+                                  const std::vector<const Window*>& canary, double q,
+                                  absl::Duration interval, double pod_sd_floor,
+                                  double alpha_pass);
+
 // Counts as events per exposure, summed over each arm.
 struct RateFigures {
   int64_t baseline_events = 0;

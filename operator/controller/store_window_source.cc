@@ -20,7 +20,8 @@ analysis::ArmWindows ToJudgeWindows(const feedback::StepWindows& step) {
                                       .pod = p.pod,
                                       .pod_start = p.pod_created,
                                       .requests = p.samples,
-                                      .node = p.node});
+                                      .node = p.node,
+                                      .buckets = p.latency_buckets});
       }
     }
   }

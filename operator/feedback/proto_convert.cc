@@ -1,5 +1,6 @@
 #include "operator/feedback/proto_convert.h"
 
+#include <memory>
 #include <optional>
 #include <utility>
 
@@ -46,6 +47,22 @@ absl::StatusOr<Window> WindowFromProto(const v1::WindowReport& r, const AgentIde
       return absl::InvalidArgumentError(absl::StrCat("metric ", m.name(), " given twice"));
     }
     w.metrics[*i] = MetricValue{m.value(), m.samples()};
+  }
+  if (r.has_latency_histogram()) {
+    const v1::LatencyHistogram& h = r.latency_histogram();
+    if (h.upper_bounds_size() != h.counts_size()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("latency histogram has ", h.upper_bounds_size(), " bounds and ",
+                       h.counts_size(), " counts"));
+    }
+    if (static_cast<size_t>(h.upper_bounds_size()) > kMaxBuckets) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("latency histogram: more than ", kMaxBuckets, " buckets"));
+    }
+    auto buckets = std::make_shared<Buckets>();
+    buckets->reserve(static_cast<size_t>(h.counts_size()));
+    for (int j = 0; j < h.counts_size(); ++j) buckets->emplace_back(h.upper_bounds(j), h.counts(j));
+    w.latency_buckets = std::move(buckets);
   }
   if (absl::Status s = ValidateWindow(w); !s.ok()) return s;
   return w;

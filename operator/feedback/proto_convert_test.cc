@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <limits>
+#include <utility>
 
 #include "gtest/gtest.h"
 
@@ -62,6 +63,32 @@ TEST(WindowFromProtoTest, RefusesWhatValidateWindowRefusesAndDuplicateMetrics) {
   v1::WindowReport no_sequence = Report();
   no_sequence.set_sequence(0);
   EXPECT_FALSE(WindowFromProto(no_sequence, Agent()).ok());
+}
+
+TEST(WindowFromProtoTest, TheLatencyHistogramIsKeptAndChecked) {
+  v1::WindowReport r = Report();
+  absl::StatusOr<Window> none = WindowFromProto(r, Agent());
+  ASSERT_TRUE(none.ok()) << none.status();
+  EXPECT_EQ(none->latency_buckets, nullptr);
+
+  v1::LatencyHistogram* h = r.mutable_latency_histogram();
+  for (auto [bound, count] : {std::pair{0.1, 90.0}, {0.5, 99.0}, {INFINITY, 100.0}}) {
+    h->add_upper_bounds(bound);
+    h->add_counts(count);
+  }
+  absl::StatusOr<Window> w = WindowFromProto(r, Agent());
+  ASSERT_TRUE(w.ok()) << w.status();
+  ASSERT_NE(w->latency_buckets, nullptr);
+  EXPECT_EQ(*w->latency_buckets, (Buckets{{0.1, 90}, {0.5, 99}, {INFINITY, 100}}));
+
+  v1::WindowReport uneven = r;
+  uneven.mutable_latency_histogram()->add_counts(100);
+  EXPECT_EQ(WindowFromProto(uneven, Agent()).status().message(),
+            "latency histogram has 3 bounds and 4 counts");
+  v1::WindowReport no_inf = r;
+  no_inf.mutable_latency_histogram()->set_upper_bounds(2, 1.0);
+  EXPECT_EQ(WindowFromProto(no_inf, Agent()).status().message(),
+            "latency histogram: the last bucket is not +Inf");
 }
 
 TEST(WindowFromProtoTest, UnknownMetricsAreIgnored) {

@@ -47,6 +47,11 @@ absl::Status ValidateWindow(const Window& w) {
           absl::StrCat("metric ", kMetricNames[i], " has a negative sample count"));
     }
   }
+  if (w.latency_buckets != nullptr) {
+    if (std::string why = CheckBuckets(*w.latency_buckets); !why.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat("latency histogram: ", why));
+    }
+  }
   return absl::OkStatus();
 }
 
@@ -215,9 +220,11 @@ absl::StatusOr<StepWindows> WindowStore::Query(const std::string& profile, const
       ++aw.windows;
       for (int i = 0; i < kMetricCount; ++i) {
         if (!w.metrics[i]) continue;
-        aw.metrics[std::string(kMetricNames[i])].push_back(
-            MetricPoint{w.pod, w.pod_uid, w.pod_created, w.node, w.start, w.end,
-                        w.metrics[i]->value, w.metrics[i]->samples});
+        const absl::string_view name = kMetricNames[i];
+        aw.metrics[std::string(name)].push_back(MetricPoint{
+            w.pod, w.pod_uid, w.pod_created, w.node, w.start, w.end, w.metrics[i]->value,
+            w.metrics[i]->samples,
+            rollout::IsLatencyQuantile(name) ? w.latency_buckets : nullptr});
       }
     }
     for (auto& [name, points] : aw.metrics) {

@@ -50,6 +50,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "common/histogram.h"
 #include "operator/feedback/types.h"
 
 namespace booster::feedback {
@@ -89,6 +90,9 @@ struct Window {
   int64_t profile_generation = 0;
   // Indexed like kMetricNames; nullopt = not measured in this window.
   std::array<std::optional<MetricValue>, kMetricCount> metrics;
+  // The application's latency histogram over the window (common/histogram.h), the latency
+  // metrics' source; null when the agent sent none. Shared, never changed once filed.
+  std::shared_ptr<const Buckets> latency_buckets;
 
   // Sets a known metric; false for an unknown name.
   bool SetMetric(absl::string_view name, double value, int64_t samples);
@@ -96,7 +100,8 @@ struct Window {
 };
 
 // kOk, or kInvalidArgument naming what is wrong: no pod uid or incarnation, sequence 0,
-// end not after start, a non-finite value or negative sample count.
+// end not after start, a non-finite value or negative sample count, a latency histogram
+// CheckBuckets refuses.
 absl::Status ValidateWindow(const Window& window);
 
 enum class AddResult {
@@ -120,6 +125,8 @@ struct MetricPoint {
   absl::Time end = absl::InfinitePast();
   double value = 0;
   int64_t samples = 0;
+  // The window's latency histogram, on latencyP50/P99/P999 points only; null otherwise.
+  std::shared_ptr<const Buckets> latency_buckets;
 };
 
 struct ArmWindows {

@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <limits>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -185,6 +186,23 @@ TEST(WindowStoreBoundsTest, HeldWindowsAreBoundedAndNeverPushOutAMeasuredStep) {
   EXPECT_DOUBLE_EQ(p99.front().value, 0.020);
 }
 
+TEST_F(WindowStoreTest, LatencyPointsCarryTheWindowsHistogram) {
+  Window w = W("c1", 1);
+  w.latency_buckets = std::make_shared<const Buckets>(Buckets{{0.01, 900}, {INFINITY, 1000}});
+  ASSERT_EQ(store_.Add(kProfile, Arm::kCanary, w), AddResult::kAccepted);
+  ASSERT_EQ(store_.Add(kProfile, Arm::kCanary, W("c1", 2)), AddResult::kAccepted);
+  absl::StatusOr<StepWindows> q = store_.Query(kProfile, kStep1);
+  ASSERT_TRUE(q.ok()) << q.status();
+  const ArmWindows& canary = q->arm(Arm::kCanary);
+  const std::vector<MetricPoint>& p99 = canary.metrics.at("latencyP99");
+  ASSERT_EQ(p99.size(), 2u);
+  ASSERT_NE(p99[0].latency_buckets, nullptr);
+  EXPECT_EQ(*p99[0].latency_buckets, *w.latency_buckets);
+  EXPECT_EQ(p99[1].latency_buckets, nullptr) << "the second window sent no histogram";
+  EXPECT_EQ(canary.metrics.at("throughput")[0].latency_buckets, nullptr)
+      << "only latency quantiles are read from it";
+}
+
 TEST_F(WindowStoreTest, InvalidWindowsAreRefused) {
   std::vector<std::pair<const char*, Window>> bad;
   Window w = W("c1", 1);
@@ -206,6 +224,9 @@ TEST_F(WindowStoreTest, InvalidWindowsAreRefused) {
   w = W("c1", 1);
   w.SetMetric("errorRate", 0.1, -1);
   bad.push_back({"negative samples", w});
+  w = W("c1", 1);
+  w.latency_buckets = std::make_shared<const Buckets>(Buckets{{0.1, 5}, {1, 3}, {INFINITY, 9}});
+  bad.push_back({"decreasing histogram", w});
   for (auto& [name, window] : bad) {
     EXPECT_FALSE(ValidateWindow(window).ok()) << name;
     EXPECT_EQ(store_.Add(kProfile, Arm::kCanary, window), AddResult::kInvalid) << name;

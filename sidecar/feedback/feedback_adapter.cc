@@ -40,6 +40,11 @@ FeedbackWindow FeedbackWindowFromRecord(const WindowRecord& record) {
   }
   w.template_hash = record.identity.template_hash;
   w.profile_generation = record.generation;
+  // The histogram the latency metrics came from, when it is one the operator can merge.
+  if (record.report.requests.has_value() &&
+      CheckBuckets(record.report.requests->latency_buckets).empty()) {
+    w.latency_buckets = record.report.requests->latency_buckets;
+  }
   return w;
 }
 

@@ -109,6 +109,26 @@ TEST(FeedbackWindowTest, TheWindowOfTheComputedMetricsGoesThroughUnchanged) {
   EXPECT_DOUBLE_EQ(w.metrics.at("runQueueDelay").value, 0.05);
 }
 
+TEST(FeedbackWindowTest, TheLatencyHistogramTheQuantilesCameFromGoesWithThem) {
+  WindowRecord r = Record();
+  EXPECT_TRUE(FeedbackWindowFromRecord(r).latency_buckets.empty()) << "no application scrape";
+  r.report.requests.emplace();
+  r.report.requests->histogram = "http_request_duration_seconds";
+  r.report.requests->latency_buckets = {{0.005, 90}, {0.05, 99}, {INFINITY, 100}};
+  r.report.requests->latency_count = 100;
+  FeedbackWindow w = FeedbackWindowFromRecord(r);
+  EXPECT_EQ(w.latency_buckets, r.report.requests->latency_buckets);
+  EXPECT_TRUE(ValidateFeedbackWindow(w).ok());
+  // One the operator would refuse is left out, and the window still goes.
+  r.report.requests->latency_buckets = {{0.005, 90}, {0.05, 80}, {INFINITY, 100}};
+  w = FeedbackWindowFromRecord(r);
+  EXPECT_TRUE(w.latency_buckets.empty());
+  EXPECT_TRUE(ValidateFeedbackWindow(w).ok());
+  w.latency_buckets = {{0.005, 90}, {0.05, 80}, {INFINITY, 100}};
+  EXPECT_EQ(ValidateFeedbackWindow(w).message(),
+            "the latency histogram is malformed: cumulative counts decrease");
+}
+
 // "name=outcome(reason)" per knob, for compact expectations.
 std::vector<std::string> Knobs(const FeedbackApplied& a) {
   std::vector<std::string> out;

@@ -171,30 +171,6 @@ absl::StatusOr<PromScrape> ParsePrometheusText(absl::string_view text) {
   return s;
 }
 
-double BucketQuantile(double q, const std::vector<std::pair<double, double>>& buckets) {
-  if (buckets.empty()) return kNaN;
-  double total = buckets.back().second;
-  if (!(total > 0)) return kNaN;
-  double rank = q * total;
-  double prev_bound = 0;
-  double prev_count = 0;
-  for (size_t i = 0; i < buckets.size(); ++i) {
-    auto [bound, count] = buckets[i];
-    if (count >= rank) {
-      if (std::isinf(bound)) {
-        return i > 0 ? buckets[i - 1].first : kNaN;
-      }
-      if (i == 0 && bound <= 0) return bound;
-      double in_bucket = count - prev_count;
-      if (in_bucket <= 0) return bound;
-      return prev_bound + (bound - prev_bound) * (rank - prev_count) / in_bucket;
-    }
-    prev_bound = bound;
-    prev_count = count;
-  }
-  return buckets.back().first;
-}
-
 PromWindow ComputeWindow(const PromScrape& before, const PromScrape& after, double seconds) {
   PromWindow w;
   if (!(seconds > 0)) return w;

@@ -18,6 +18,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "common/histogram.h"
 
 namespace booster::agent {
 
@@ -75,10 +76,8 @@ struct PromWindow {
 
 PromWindow ComputeWindow(const PromScrape& before, const PromScrape& after, double seconds);
 
-// Quantile q of cumulative buckets (upper bound, cumulative count), sorted by bound and
-// ending at +Inf, with linear interpolation inside the bucket (histogram_quantile). A
-// quantile in the +Inf bucket yields the highest finite bound. NaN when empty.
-double BucketQuantile(double q, const std::vector<std::pair<double, double>>& buckets);
+// Window quantiles use the one reading of a histogram (common/histogram.h).
+using ::booster::BucketQuantile;
 
 }  // namespace booster::agent
 

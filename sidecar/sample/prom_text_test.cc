@@ -84,20 +84,6 @@ TEST(PromTextTest, SeriesKeyEscapesLabelValuesSoDistinctSeriesNeverCollide) {
   EXPECT_EQ(s->samples.size(), 2u);  // two series, not a duplicate
 }
 
-TEST(PromTextTest, BucketQuantileInterpolates) {
-  // 100 observations: 50 in (0, 0.1], 40 in (0.1, 0.5], 10 in (0.5, 1].
-  std::vector<std::pair<double, double>> b = {{0.1, 50}, {0.5, 90}, {1, 100}, {INFINITY, 100}};
-  EXPECT_DOUBLE_EQ(BucketQuantile(0.5, b), 0.1);
-  EXPECT_DOUBLE_EQ(BucketQuantile(0.25, b), 0.05);
-  EXPECT_DOUBLE_EQ(BucketQuantile(0.9, b), 0.5);
-  EXPECT_DOUBLE_EQ(BucketQuantile(0.99, b), 0.95);
-  // Past the last finite bound: the bound itself.
-  std::vector<std::pair<double, double>> tail = {{0.1, 1}, {INFINITY, 10}};
-  EXPECT_DOUBLE_EQ(BucketQuantile(0.99, tail), 0.1);
-  EXPECT_TRUE(std::isnan(BucketQuantile(0.5, {{0.1, 0}, {INFINITY, 0}})));
-  EXPECT_TRUE(std::isnan(BucketQuantile(0.5, {})));
-}
-
 TEST(PromTextTest, WindowFromHandWrittenScrapes) {
   const char* kBefore =
       "# TYPE req_total counter\nreq_total{code=\"200\"} 100\nreq_total{code=\"500\"} 50\n"

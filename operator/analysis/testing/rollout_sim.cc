@@ -5,10 +5,14 @@
 #include <cstdlib>
 #include <iostream>
 #include <limits>
+#include <memory>
 #include <numbers>
+#include <optional>
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "operator/analysis/distributions.h"
+#include "operator/rollout/profile/metric_names.h"
 
 namespace booster::analysis::testing {
 namespace {
@@ -27,7 +31,28 @@ struct Pod {
   std::vector<Noise> metrics;  // indexed like spec.metrics
 };
 
+// The e2e workload's bounds (tests/e2e/workloads/httpserver): the Prometheus client's
+// defaults from 0.5 ms.
+constexpr double kBounds[] = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
+                              0.1,    0.25,  0.5,    1,     2.5,   5,    10};
+
 }  // namespace
+
+std::shared_ptr<const Buckets> LatencyHistogram(Rng& rng, double log_median, double sigma,
+                                                int requests) {
+  Buckets b;
+  for (double bound : kBounds) b.emplace_back(bound, 0);
+  b.emplace_back(std::numeric_limits<double>::infinity(), 0);
+  for (int i = 0; i < requests; ++i) {
+    const double latency = std::exp(log_median + sigma * rng.Normal());
+    // The first bucket holding it and every one after (cumulative counts).
+    size_t j = 0;
+    while (j + 1 < b.size() && latency > b[j].first) ++j;
+    b[j].second += 1;
+  }
+  for (size_t j = 1; j < b.size(); ++j) b[j].second += b[j - 1].second;
+  return std::make_shared<const Buckets>(std::move(b));
+}
 
 double Rng::Uniform() { return static_cast<double>(gen_() >> 11) * 0x1.0p-53; }
 
@@ -133,6 +158,14 @@ SimOutcome SimulateRollouts(const rollout::AnalysisSpec& spec, const SimShape& s
                   log_value += (higher_better ? -1 : 1) * std::log(regression.factor);
                 }
                 win.value = std::exp(log_value);
+                if (const std::optional<double> q = rollout::LatencyQuantile(m.name);
+                    q.has_value() && model.histogram_requests > 0) {
+                  win.buckets = LatencyHistogram(rng, log_value - NormalQuantile(*q) *
+                                                                     model.request_sigma,
+                                                 model.request_sigma, model.histogram_requests);
+                  win.value = BucketQuantile(*q, *win.buckets);
+                  win.requests = model.histogram_requests;
+                }
               }
               (arm ? w.canary : w.baseline)[m.name].push_back(win);
             }

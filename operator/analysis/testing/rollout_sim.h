@@ -12,6 +12,7 @@
 #define BOOSTER_OPERATOR_ANALYSIS_TESTING_ROLLOUT_SIM_H_
 
 #include <cstdint>
+#include <memory>
 #include <random>
 #include <string>
 #include <utility>
@@ -45,6 +46,14 @@ struct PodModel {
   // Count metrics (errorRate): events per window ~ Poisson(events_mean) over `requests`.
   double events_mean = 0.3;
   int64_t requests = 1000;
+  // Latency quantiles (latencyP50/P99/P999): with histogram_requests > 0 a window is
+  // `histogram_requests` requests whose latencies are lognormal with SD `request_sigma` (on
+  // the log scale) around a level placed so that the window's true quantile is the value
+  // the model above gives; the window carries their histogram (the e2e workload's bounds,
+  // the Prometheus client's defaults) and its value is the histogram's quantile, as an
+  // agent reports it. 0: the value alone, no histogram.
+  int histogram_requests = 0;
+  double request_sigma = 0.8;
 };
 
 struct SimShape {
@@ -83,6 +92,11 @@ rollout::AnalysisSpec SimulationSpec(
 SimOutcome SimulateRollouts(const rollout::AnalysisSpec& spec, const SimShape& shape,
                             const PodModel& model, const Regression& regression, int rollouts,
                             uint64_t seed, const JudgeOptions& options = JudgeOptions());
+
+// A window's latency histogram (common/histogram.h, the e2e workload's bounds) of
+// `requests` lognormal latencies around exp(log_median) with log-scale SD `sigma`.
+std::shared_ptr<const Buckets> LatencyHistogram(Rng& rng, double log_median, double sigma,
+                                                int requests);
 
 // The q-quantile (0..1) of a sample by the nearest rank; NaN when empty.
 double Quantile(std::vector<double> v, double q);

@@ -66,6 +66,18 @@ constexpr Direction MetricDirection(absl::string_view name) {
   return i ? kMetrics[*i].direction : Direction::kLowerIsBetter;
 }
 
+// The quantile a latency metric reads from a latency histogram (0.99 for latencyP99), or
+// nullopt for a metric that is not a latency quantile.
+constexpr std::optional<double> LatencyQuantile(absl::string_view name) {
+  if (name == "latencyP50") return 0.5;
+  if (name == "latencyP99") return 0.99;
+  if (name == "latencyP999") return 0.999;
+  return std::nullopt;
+}
+constexpr bool IsLatencyQuantile(absl::string_view name) {
+  return LatencyQuantile(name).has_value();
+}
+
 // A name listed twice would make the second row unreachable through MetricIndex.
 static_assert(
     [] {

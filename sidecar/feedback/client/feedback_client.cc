@@ -147,6 +147,13 @@ v1::AgentMessage ReportMessage(const ReportBuffer::Entry& e, const std::string& 
   }
   r->set_profile_generation(e.window.profile_generation);
   r->set_template_hash(e.window.template_hash);
+  if (!e.window.latency_buckets.empty()) {
+    v1::LatencyHistogram* h = r->mutable_latency_histogram();
+    for (const auto& [bound, count] : e.window.latency_buckets) {
+      h->add_upper_bounds(bound);
+      h->add_counts(count);
+    }
+  }
   return m;
 }
 

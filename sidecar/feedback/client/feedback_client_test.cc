@@ -337,7 +337,9 @@ TEST_F(FeedbackClientTest, StreamsHelloAndReportsThatTheOperatorStoresAndAcks) {
   EXPECT_EQ(*seq, 1u);
   client->Start();
   EXPECT_EQ(*client->Report(Window(1)), 2u);
-  EXPECT_EQ(*client->Report(Window(2)), 3u);
+  FeedbackWindow with_histogram = Window(2);
+  with_histogram.latency_buckets = {{0.001, 900}, {0.01, 1000}, {INFINITY, 1000}};
+  EXPECT_EQ(*client->Report(with_histogram), 3u);
   ASSERT_TRUE(WaitAcked(client, 3)) << client->Stats().last_error;
 
   EXPECT_EQ(Stored(), 3u);
@@ -349,6 +351,9 @@ TEST_F(FeedbackClientTest, StreamsHelloAndReportsThatTheOperatorStoresAndAcks) {
   EXPECT_DOUBLE_EQ(p99[2].value, 0.002);
   EXPECT_EQ(p99[2].samples, 1000);
   EXPECT_EQ(p99[2].end - p99[2].start, absl::Seconds(30));
+  EXPECT_EQ(p99[0].latency_buckets, nullptr);
+  ASSERT_NE(p99[2].latency_buckets, nullptr) << "the histogram went over the stream";
+  EXPECT_EQ(*p99[2].latency_buckets, with_histogram.latency_buckets);
   EXPECT_EQ(q->arm(Arm::kCanary).metrics.at("throughput").size(), 3u);
 
   std::vector<feedback::ConnectedAgent> connected = server_->Connected();

@@ -39,6 +39,11 @@ absl::Status ValidateFeedbackWindow(const FeedbackWindow& window) {
           absl::StrCat("metric ", name, " has a negative sample count (", metric.samples, ")"));
     }
   }
+  if (!window.latency_buckets.empty()) {
+    if (std::string why = CheckBuckets(window.latency_buckets); !why.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat("the latency histogram is malformed: ", why));
+    }
+  }
   return absl::OkStatus();
 }
 

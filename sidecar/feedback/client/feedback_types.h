@@ -16,6 +16,7 @@
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
+#include "common/histogram.h"
 
 namespace booster::agent {
 
@@ -35,6 +36,9 @@ struct FeedbackWindow {
   // cpuPerRequest, cpuThrottling, runQueueDelay, listenOverflows, retransmits. A metric the
   // agent could not measure is absent, never 0. Other names are ignored by the operator.
   std::map<std::string, FeedbackMetric> metrics;
+  // The application's latency histogram over the window, the latency metrics' source
+  // (common/histogram.h); empty when the agent read none.
+  Buckets latency_buckets;
   // The pod-template hash the agent runs under (annotation booster.dev/template-hash).
   std::string template_hash;
   // Generation of the last Directive applied; 0 before any.
@@ -44,7 +48,7 @@ struct FeedbackWindow {
 // kOk, or kInvalidArgument saying what the operator would refuse the window for: a start
 // or end that is infinite or outside what Unix nanoseconds in an int64 can hold, an end
 // not after the start, a metric with an empty name, a non-finite value or a negative
-// sample count.
+// sample count, a latency histogram CheckBuckets refuses.
 absl::Status ValidateFeedbackWindow(const FeedbackWindow& window);
 
 // The pod as the agent believes it to be (downward API). Informational for the operator,

@@ -578,7 +578,7 @@ spec:
     steps: [50, 100]
     stepDuration: 10m
     progressDeadline: 3m
-    analysis: {interval: 2s}
+    analysis: {mode: Time, interval: 2s}
 )"));
   ASSERT_TRUE(applied.ok()) << applied;
 
@@ -983,7 +983,7 @@ spec:
                                    "metadata: {name: web, namespace: ", other.name(), "}\n",
                                    "spec:\n  targetRef: {kind: Deployment, name: web}\n",
                                    "  tuning: {runtime: {go: {gomaxprocs: auto}}}\n",
-                                   "  rollout: {steps: [100], stepDuration: 10m}\n"))
+                                   "  rollout: {steps: [100], stepDuration: 10m, analysis: {mode: Time}}\n"))
                     .ok());
     auto condition = [&]() -> std::string {
       absl::StatusOr<std::string> c = Kubectl(
@@ -1086,6 +1086,7 @@ spec:
     steps: [100]
     stepDuration: 3s
     progressDeadline: 3m
+    analysis: {mode: Time}
 )")).ok());
   absl::Status promoted = WaitFor(
       [&]() -> absl::StatusOr<bool> {
@@ -1320,6 +1321,9 @@ spec:
   EXPECT_THAT(ev.value("latencyP99.baseline", ""), HasSubstr("n="));
   EXPECT_THAT(ev.value("latencyP99.canary", ""), HasSubstr("n="));
   EXPECT_EQ(ev.value("listenOverflows.verdict", ""), "Pass");
+  // The p99 was read from the arms' histograms the agents sent with every window.
+  EXPECT_EQ(ev.value("latencyP99.method", ""), "histogram") << step1.dump();
+  EXPECT_EQ(ev.value("listenOverflows.method", ""), "rate") << step1.dump();
   // The baseline arm is the fresh baseline's two pods, not the target's.
   EXPECT_EQ(ev.value("latencyP99.pods", ""), "baseline 2, canary 2") << step1.dump();
   absl::Status good = WaitPhase(ns, "good", "Promoted", absl::Minutes(3));
