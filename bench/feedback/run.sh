@@ -184,7 +184,7 @@ spec:
   targetRef: {kind: Deployment, name: app}
   tuning:
     runtime: {preload: {listenBacklog: 4096}}
-  rollout: {steps: [50, 100], stepDuration: 24h, progressDeadline: 1h, analysis: {interval: 1s}}
+  rollout: {steps: [50, 100], stepDuration: 24h, progressDeadline: 1h, analysis: {mode: Time, interval: 1s}}
 YAML
 FEEDBACK_PORT=$(free_port)
 FEEDBACK=127.0.0.1:$FEEDBACK_PORT
@@ -343,7 +343,7 @@ spec:
   tuning:
     runtime: {preload: {listenBacklog: 1024}}
   rollout: {steps: [50, 100], stepDuration: 24h, progressDeadline: 10m,
-            analysis: {interval: $AGENT_INTERVAL}}
+            analysis: {mode: Time, interval: $AGENT_INTERVAL}}
 YAML
   }
   "$KUBECTL" create namespace "$LOCAL_NAMESPACE" >/dev/null

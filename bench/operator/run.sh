@@ -165,7 +165,7 @@ spec:
   tuning:
     sysctls: {net.core.somaxconn: "4096"}
     runtime: {go: {gomaxprocs: auto, gomemlimit: auto}, preload: {listenBacklog: 4096}}
-  rollout: {steps: $STEPS, stepDuration: $STEP, progressDeadline: 10m, analysis: {interval: 1s}}
+  rollout: {steps: $STEPS, stepDuration: $STEP, progressDeadline: 10m, analysis: {mode: Time, interval: 1s}}
 YAML
 done >"$WORK/profiles.yaml"
 echo "== applying $PROFILES profiles" >&2

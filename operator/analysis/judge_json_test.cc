@@ -7,6 +7,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "operator/analysis/distributions.h"
+#include "operator/rollout/profile/spec.h"
 
 namespace booster::analysis {
 namespace {
@@ -40,6 +41,13 @@ TEST(ParseJudgeInputTest, AppliesTheCrdDefaults) {
   EXPECT_TRUE(in->windows.canary.empty());
 }
 
+TEST(ParseJudgeInputTest, WithoutMetricsTheOperatorsDefaultSetIsJudged) {
+  absl::StatusOr<JudgeInput> in = ParseJudgeInput(R"({"analysis": {}, "baseline": {}, "canary": {}})");
+  ASSERT_TRUE(in.ok()) << in.status();
+  ASSERT_EQ(in->analysis.metrics.size(), rollout::DefaultMetrics().size());
+  EXPECT_EQ(in->analysis.metrics[0].name, "latencyP99");
+}
+
 TEST(ParseJudgeInputTest, RejectsMalformedInputWithTheFieldAtFault) {
   struct Case {
     std::string input;
@@ -58,7 +66,8 @@ TEST(ParseJudgeInputTest, RejectsMalformedInputWithTheFieldAtFault) {
        "analysis.confidence"},
       {R"({"analysis": {"metrics": [{"name": "latencyP98"}]}, "baseline": {}, "canary": {}})",
        "analysis.metrics[0].name"},
-      {R"({"analysis": {}, "baseline": {}, "canary": {}})", "analysis.metrics: is empty"},
+      {R"({"analysis": {"metrics": []}, "baseline": {}, "canary": {}})",
+       "mode Metrics needs at least one metric"},
       {R"({"analysis": {"metrics": [{"name": "latencyP99"}]}, "baseline": [], "canary": {}})",
        "baseline: must be an object"},
       {R"({"analysis": {"metrics": [{"name": "latencyP99"}]}, "baseline": {"p99": [1]},
@@ -199,6 +208,14 @@ TEST(ParseJudgeInputTest, RejectsMalformedWindowObjectsWithThePathAtFault) {
        "canary.latencyP99[0].requests: must be a whole number"},
       {R"({"latencyP99": [{"pod": "c", "value": 1, "node": 3}]})",
        "canary.latencyP99[0].node: must be a node name"},
+      {R"({"latencyP99": [{"pod": "c", "value": 1, "buckets": 3}]})",
+       "canary.latencyP99[0].buckets: must be [[upper bound in seconds, cumulative count]"},
+      {R"({"latencyP99": [{"pod": "c", "value": 1, "buckets": [["inf", 1]]}]})",
+       "canary.latencyP99[0].buckets: must be [[upper bound"},
+      {R"({"latencyP99": [{"pod": "c", "value": 1, "buckets": [[0.1, 5], ["+Inf", 4]]}]})",
+       "canary.latencyP99[0].buckets: cumulative counts decrease"},
+      {R"({"latencyP99": [{"pod": "c", "value": 1, "buckets": [[0.1, 5]]}]})",
+       "canary.latencyP99[0].buckets: the last bucket is not +Inf"},
       // Times in one list and none in another: the arms would not overlap.
       {R"({"latencyP99": [{"pod": "c", "value": 1, "start": 0, "end": 30}]})",
        "baseline.latencyP99[0]: has no start and end, but canary.latencyP99[0] has"},
@@ -271,6 +288,48 @@ TEST(JudgeOnceTest, WindowObjectsAreJudgedWithTheirTimesAndTheSpecsWarmup) {
   EXPECT_EQ(d.metrics[0].baseline.n, 12);
   EXPECT_EQ(d.metrics[0].canary.n, 10);
   EXPECT_EQ(d.kind, DecisionKind::kFail);  // the canary is 3x the baseline in every window
+}
+
+TEST(JudgeOnceTest, LatencyQuantilesAreReadFromTheArmsHistogramsWhenEveryWindowHasOne) {
+  // Two pods per arm, 24 windows of 5 s each. Baseline: 95 of 100 requests under 10 ms, the
+  // rest under 100 ms (p99 82 ms); canary: 90 under 10 ms (p99 91 ms).
+  auto arm = [](const std::string& prefix, int fast, bool buckets) {
+    std::string out;
+    for (int i = 0; i < 24; ++i) {
+      for (int pod = 0; pod < 2; ++pod) {
+        const int start = 1000 + 5 * i;
+        absl::StrAppend(&out, out.empty() ? "" : ",", R"({"pod": ")", prefix, pod,
+                        R"(", "start": )", start, R"(, "end": )", start + 5,
+                        R"(, "value": 0.09, "requests": 100)");
+        if (buckets) {
+          absl::StrAppend(&out, R"(, "buckets": [[0.01, )", fast,
+                          R"(], [0.1, 100], ["+Inf", 100]])");
+        }
+        absl::StrAppend(&out, "}");
+      }
+    }
+    return out;
+  };
+  auto judge = [&](bool canary_buckets) {
+    absl::StatusOr<JudgeInput> in = ParseJudgeInput(absl::StrCat(
+        R"({"analysis": {"interval": "5s", "minSamples": 3, "warmup": "0s",
+                         "metrics": [{"name": "latencyP99"}]},
+            "baseline": {"latencyP99": [)",
+        arm("b", 95, true), R"(]}, "canary": {"latencyP99": [)", arm("c", 90, canary_buckets),
+        "]}}"));
+    EXPECT_TRUE(in.ok()) << in.status();
+    return JudgeOnce(*in);
+  };
+  const Decision d = judge(true);
+  ASSERT_EQ(d.metrics.size(), 1u);
+  EXPECT_EQ(d.metrics[0].method, "histogram");
+  EXPECT_NEAR(d.metrics[0].change_percent, 100 * (0.091 / 0.082 - 1), 1e-9);
+  EXPECT_THAT(d.metrics[0].note, HasSubstr("0.091 vs 0.082 from the arms' histograms"));
+  EXPECT_EQ(DecisionToJson(d)["metrics"][0]["changeOf"], "quantile");
+  // One arm without histograms: the windows' own values, paired (equal here).
+  const Decision plain = judge(false);
+  EXPECT_EQ(plain.metrics[0].method, "paired");
+  EXPECT_NEAR(plain.metrics[0].change_percent, 0, 1e-9);
 }
 
 TEST(JudgeOnceTest, OneLookWithTheWholeBudgetAndTheStepOver) {

@@ -221,7 +221,8 @@ Json Profile(bool with_finalizer = true) {
     "metadata": {"name": "web", "namespace": "shop", "uid": "profile-uid", "generation": 1},
     "spec": {"targetRef": {"kind": "Deployment", "name": "web"},
              "tuning": {"runtime": {"preload": {"listenBacklog": 4096}}},
-             "rollout": {"steps": [50, 100], "stepDuration": "1m"}}})json");
+             "rollout": {"steps": [50, 100], "stepDuration": "1m",
+                         "analysis": {"mode": "Time"}}}})json");
   if (with_finalizer) p["metadata"]["finalizers"] = {rollout::kFinalizer};
   return p;
 }

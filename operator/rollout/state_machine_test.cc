@@ -36,7 +36,8 @@ Json SpecJson() {
     "tuning": {"sysctls": {"net.core.somaxconn": "4096"},
                "runtime": {"go": {"gomaxprocs": "auto"},
                            "preload": {"listenBacklog": 4096, "tcpNoDelay": true}}},
-    "rollout": {"steps": [10, 50, 100], "stepDuration": "1m", "progressDeadline": "5m"}})json");
+    "rollout": {"steps": [10, 50, 100], "stepDuration": "1m", "progressDeadline": "5m",
+                "analysis": {"mode": "Time"}}})json");
 }
 
 // One profile over the simulated API server and Deployment controller
@@ -568,7 +569,8 @@ TEST(ReconcileTest, InconclusiveExtendsThenRollsBackByDefault) {
 
 TEST(ReconcileTest, InconclusiveCanPromoteWhenAsked) {
   Json spec = SpecJson();
-  spec["rollout"]["analysis"] = {{"maxExtensions", 0}, {"onInconclusive", "Promote"}};
+  spec["rollout"]["analysis"] = {
+      {"mode", "Time"}, {"maxExtensions", 0}, {"onInconclusive", "Promote"}};
   Sim sim(4, spec);
   ScriptedVerdictSource verdicts({MakeVerdict(VerdictKind::kInconclusive)});
   Drive(sim, verdicts, [&] { return sim.phase() == Phase::kPromoted; });
@@ -579,6 +581,7 @@ TEST(ReconcileTest, InconclusiveCanPromoteWhenAsked) {
 Json DryRunSpec(bool dry_run, Json analysis = Json::object()) {
   Json spec = SpecJson();
   analysis["dryRun"] = dry_run;
+  if (!analysis.contains("mode")) analysis["mode"] = "Time";
   spec["rollout"]["analysis"] = analysis;
   return spec;
 }
@@ -2103,7 +2106,7 @@ void RunCrashProperty(uint32_t seed, int scenarios, bool fresh_baseline, CrashFi
     spec["rollout"]["steps"] = RandomSteps(rng);
     // One scenario in four in dry run: its Fails and Inconclusives never roll back.
     const bool dry_run = scenario % 4 == 3;
-    spec["rollout"]["analysis"] = {{"maxExtensions", 1}, {"dryRun", dry_run}};
+    spec["rollout"]["analysis"] = {{"mode", "Time"}, {"maxExtensions", 1}, {"dryRun", dry_run}};
     if (fresh_baseline) {
       spec["rollout"]["analysis"]["mode"] = "Metrics";
       spec["rollout"]["analysis"]["metrics"] = Json::parse(R"([{"name": "latencyP99"}])");
@@ -2271,7 +2274,7 @@ void RunTeamEditsProperty(uint32_t seed, int scenarios, bool fresh_baseline) {
     const int32_t n = static_cast<int32_t>(rng() % 9);
     Json spec = SpecJson();
     spec["rollout"]["steps"] = RandomSteps(rng);
-    spec["rollout"]["analysis"] = {{"maxExtensions", 1}};
+    spec["rollout"]["analysis"] = {{"mode", "Time"}, {"maxExtensions", 1}};
     if (fresh_baseline) {
       spec["rollout"]["analysis"]["mode"] = "Metrics";
       spec["rollout"]["analysis"]["metrics"] = Json::parse(R"([{"name": "latencyP99"}])");
@@ -2759,7 +2762,7 @@ TEST(FreshBaselineTest, TimeModeAndBaselineTargetRunNone) {
     SCOPED_TRACE(mode);
     Json spec = FreshSpec();
     if (std::string(mode) == "time") {
-      spec["rollout"]["analysis"] = Json::object();
+      spec["rollout"]["analysis"] = {{"mode", "Time"}};
     } else {
       spec["rollout"]["analysis"]["baseline"] = "Target";
     }

@@ -152,6 +152,20 @@ void ParseAppSource(const Json& j, const std::string& p, AnalysisSpec& out, Spec
   out.source = std::move(src);
 }
 
+}  // namespace
+
+std::vector<MetricSpec> DefaultMetrics() {
+  return {
+      {.name = "latencyP99", .max_regression_percent = 10, .required = false},
+      {.name = "throughput", .max_regression_percent = 10, .required = false},
+      {.name = "errorRate", .max_regression_percent = 20, .required = false},
+      {.name = "cpuThrottling", .max_regression_percent = 100, .required = false},
+      {.name = "listenOverflows", .max_regression_percent = 0, .required = true},
+  };
+}
+
+namespace {
+
 void ParseAnalysis(const Json& j, AnalysisSpec& out, absl::Duration step_duration,
                    SpecErrors& errors) {
   const std::string p = "spec.rollout.analysis";
@@ -184,6 +198,7 @@ void ParseAnalysis(const Json& j, AnalysisSpec& out, absl::Duration step_duratio
     out.baseline = static_cast<BaselinePolicy>(*v);
   }
   if (const Json* m = Field(j, "metrics")) {
+    out.metrics.clear();  // the default set is for profiles that list none
     const std::string mp = FieldPath(p, "metrics");
     if (!m->is_array()) {
       errors.Add(mp, "must be a list");
@@ -219,9 +234,12 @@ void ParseAnalysis(const Json& j, AnalysisSpec& out, absl::Duration step_duratio
       }
     }
   }
-  if (out.mode == AnalysisMode::kMetrics && out.metrics.empty()) {
+  if (out.mode == AnalysisMode::kTime && Field(j, "metrics") == nullptr) {
+    out.metrics.clear();  // mode Time judges nothing
+  } else if (out.mode == AnalysisMode::kMetrics && out.metrics.empty()) {
     errors.Add(FieldPath(p, "metrics"),
-               "mode Metrics needs at least one metric, e.g. [{name: latencyP99}]");
+               "mode Metrics needs at least one metric, e.g. [{name: latencyP99}]; leave "
+               "metrics out for the default set");
   }
   if (Field(j, "interval") == nullptr && out.interval > step_duration) {
     // The default 30s window does not fit a shorter step: shrink it to the step.
@@ -305,6 +323,7 @@ void ParseRollout(const Json& j, RolloutSpec& out, SpecErrors& errors) {
 absl::StatusOr<ProfileSpec> ParseSpec(const Json& spec) {
   SpecErrors errors;
   ProfileSpec out;
+  out.rollout.analysis.metrics = DefaultMetrics();  // mode Metrics (the default), none listed
   if (!CheckObject(spec, "spec", {"targetRef", "tuning", "rollout"}, errors)) {
     return absl::InvalidArgumentError(errors.Joined());
   }

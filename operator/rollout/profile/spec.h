@@ -10,6 +10,8 @@
 #ifndef BOOSTER_OPERATOR_ROLLOUT_PROFILE_SPEC_H_
 #define BOOSTER_OPERATOR_ROLLOUT_PROFILE_SPEC_H_
 
+#include <vector>
+
 #include "absl/status/statusor.h"
 #include "operator/rollout/profile/types.h"
 
@@ -23,6 +25,14 @@ absl::StatusOr<Profile> ParseProfile(const Json& object);
 // Parses and validates .spec: schema rules and semantic rules. All problems are reported
 // at once, separated by "; ", each prefixed by its field path.
 absl::StatusOr<ProfileSpec> ParseSpec(const Json& spec);
+
+// What mode Metrics (the default) judges when spec.rollout.analysis lists no metrics: what
+// an agent can measure in any pod. The application's figures are optional (a pod whose app
+// exposes no latency histogram or request counter skips them, docs/agent.md), the kernel's
+// listen overflows are always there:
+//   latencyP99 10%, throughput 10%, errorRate 20%, cpuThrottling 100% (all optional),
+//   listenOverflows 0% (required).
+std::vector<MetricSpec> DefaultMetrics();
 
 }  // namespace booster::rollout
 

@@ -47,7 +47,14 @@ TEST(ParseSpecTest, DefaultsMatchTheCrd) {
   EXPECT_FALSE(spec->rollout.paused);
   EXPECT_EQ(spec->rollout.hpa_policy, HpaPolicy::kFollow);
   EXPECT_EQ(spec->rollout.on_new_revision, NewRevisionPolicy::kRestart);
-  EXPECT_EQ(spec->rollout.analysis.mode, AnalysisMode::kTime);
+  EXPECT_EQ(spec->rollout.analysis.mode, AnalysisMode::kMetrics);
+  ASSERT_EQ(spec->rollout.analysis.metrics.size(), DefaultMetrics().size());
+  for (size_t i = 0; i < DefaultMetrics().size(); ++i) {
+    EXPECT_EQ(spec->rollout.analysis.metrics[i].name, DefaultMetrics()[i].name);
+    EXPECT_EQ(spec->rollout.analysis.metrics[i].max_regression_percent,
+              DefaultMetrics()[i].max_regression_percent);
+    EXPECT_EQ(spec->rollout.analysis.metrics[i].required, DefaultMetrics()[i].required);
+  }
   EXPECT_EQ(spec->rollout.analysis.max_extensions, 2);
   EXPECT_EQ(spec->rollout.analysis.min_samples, 10);
   EXPECT_EQ(spec->rollout.analysis.on_inconclusive, InconclusivePolicy::kRollback);
@@ -173,9 +180,10 @@ INSTANTIATE_TEST_SUITE_P(
                 "use one of Follow, Pause, Fixed"},
         BadSpec{"OnNewRevision", R"({)" TARGET R"(, "rollout": {"onNewRevision": "Ignore"}})",
                 "use one of Restart, Rollback, Reverify"},
-        BadSpec{"MetricsModeWithoutMetrics",
-                R"({)" TARGET R"(, "rollout": {"analysis": {"mode": "Metrics"}}})",
-                "mode Metrics needs at least one metric"},
+        BadSpec{"MetricsModeWithNoMetric",
+                R"({)" TARGET R"(, "rollout": {"analysis": {"mode": "Metrics", "metrics": []}}})",
+                "mode Metrics needs at least one metric, e.g. [{name: latencyP99}]; leave "
+                "metrics out for the default set"},
         BadSpec{"MetricName",
                 R"({)" TARGET R"(, "rollout": {"analysis": {"metrics": [{"name": "p99"}]}}})",
                 "unsupported value \"p99\""},

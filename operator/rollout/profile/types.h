@@ -80,7 +80,7 @@ struct MetricSpec {
 };
 
 struct AnalysisSpec {
-  AnalysisMode mode = AnalysisMode::kTime;
+  AnalysisMode mode = AnalysisMode::kMetrics;  // the CRD's default too
   absl::Duration interval = absl::Seconds(30);
   // Windows that start sooner than this after their pod started count in neither arm;
   // unset: one interval.

@@ -190,7 +190,7 @@ spec:
     steps: [34, 100]
     stepDuration: 10m
     progressDeadline: 5m
-    analysis: {interval: 1s}
+    analysis: {mode: Time, interval: 1s}
 )"))
                     .ok());
     absl::Status s = WaitCanaryReadyAt(34, absl::Minutes(4));

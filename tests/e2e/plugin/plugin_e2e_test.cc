@@ -104,7 +104,7 @@ spec:
     steps: [50, 100]
     stepDuration: 15s
     progressDeadline: 5m
-    analysis: {interval: 1s}
+    analysis: {mode: Time, interval: 1s}
 )");
 }
 

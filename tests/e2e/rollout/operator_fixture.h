@@ -57,7 +57,7 @@ spec:
     stepDuration: )",
                       step_duration, R"(
     progressDeadline: 5m
-    analysis: {interval: 1s}
+    analysis: {mode: Time, interval: 1s}
 )");
 }
 
