@@ -233,6 +233,23 @@ double ChangePercent(Scale scale, bool worse_is_higher, double oriented) {
   return kNaN;
 }
 
+namespace {
+
+// The one-sided t test of t.estimate against t.se with t.df degrees of freedom: p_value
+// (the canary worse at all) and the upper bound at 1 - alpha_pass.
+void TestEstimate(LevelTest& t, double alpha_pass) {
+  if (t.se > 0) {
+    t.p_value = StudentTUpper(t.estimate / t.se, t.df);
+    t.upper = t.estimate + StudentTQuantile(1 - alpha_pass, t.df) * t.se;
+  } else {
+    // Identical arms in every interval: no noise to weigh the difference against.
+    t.p_value = t.estimate > 0 ? 0 : 1;
+    t.upper = t.estimate;
+  }
+}
+
+}  // namespace
+
 double PodVariance(const PairedFigures& f) {
   return f.pod_sd * f.pod_sd *
          (1.0 / std::max(1, f.baseline_pods) + 1.0 / std::max(1, f.canary_pods));
@@ -261,14 +278,7 @@ LevelTest TestLevel(const PairedFigures& f, double alpha_pass) {
   t.se = std::sqrt(t.interval_lrv / n + PodVariance(f));
   // Autocorrelated intervals carry less information than as many independent ones.
   t.df = std::max(1.0, moments.Effective() - 1);
-  if (t.se > 0) {
-    t.p_value = StudentTUpper(t.estimate / t.se, t.df);
-    t.upper = t.estimate + StudentTQuantile(1 - alpha_pass, t.df) * t.se;
-  } else {
-    // Identical arms in every interval: no noise to weigh the difference against.
-    t.p_value = t.estimate > 0 ? 0 : 1;
-    t.upper = t.estimate;
-  }
+  TestEstimate(t, alpha_pass);
   return t;
 }
 
@@ -534,13 +544,7 @@ MergedQuantile TestMergedQuantile(const std::vector<const Window*>& baseline,
   t.estimate = contrast.total;  // latency: higher is worse, so the orientation is the log ratio
   t.se = std::sqrt(jack + pod_variance);
   t.df = std::max(1, blocks - 1);
-  if (t.se > 0) {
-    t.p_value = StudentTUpper(t.estimate / t.se, t.df);
-    t.upper = t.estimate + StudentTQuantile(1 - alpha_pass, t.df) * t.se;
-  } else {
-    t.p_value = t.estimate > 0 ? 0 : 1;
-    t.upper = t.estimate;
-  }
+  TestEstimate(t, alpha_pass);
   return m;
 }
 
