@@ -58,12 +58,12 @@ for r in load("onset.jsonl"):
           f"{pc(r.get('within_60s', 0))} | {pc(r.get('within_120s', 0))} | "
           f"{s(r, 'detect_p50_s')} / {s(r, 'detect_p95_s')} / {s(r, 'detect_max_s')} |")
 print()
-print("### p99 from the windows' histograms: 2+2 pods, 400 requests a window, margin 10%")
+print("### p99 from the windows' histograms: 2+2 pods, 400 requests a window")
 print()
-print("| p99 | pods differ by | judged from | rollouts | failed | rolled back | promoted |")
-print("|---|---|---|---|---|---|---|")
+print("| p99 | margin | pods differ by | judged from | rollouts | failed | rolled back | promoted |")
+print("|---|---|---|---|---|---|---|---|")
 for r in load("histogram.jsonl"):
     src = "merged histograms" if r["histograms"] else "windows' p99s"
-    print(f"| x{r['factor']} | {100 * r['pod_sd']:.0f}% | {src} | {r['rollouts']} | {pc(r['failed'])} | "
-          f"{pc(r['rolled_back'])} | {pc(r['promoted'])} |")
+    print(f"| x{r['factor']} | {r['margin']:.0f}% | {100 * r['pod_sd']:.0f}% | {src} | {r['rollouts']} | "
+          f"{pc(r['failed'])} | {pc(r['rolled_back'])} | {pc(r['promoted'])} |")
 PY
