@@ -133,6 +133,18 @@ std::pair<double, int> PodDeviations(const PodSums& sums, const std::map<int64_t
   return {ss, static_cast<int>(per_pod.size()) - 1};
 }
 
+// The between-pod SD the standard error allows for: the pooled observed one (sum of squares
+// over degrees of freedom, NaN without any), never below the floor.
+double PodSdWithFloor(double ss, int df, double floor, double divisor, double* observed) {
+  *observed = df > 0 ? std::sqrt(ss / df) / divisor : kNaN;
+  return std::isnan(*observed) ? floor : std::max(floor, *observed);
+}
+
+// What pods differing by `sd` add to the variance of a difference of arm means.
+double PodVarianceOf(double sd, int baseline_pods, int canary_pods) {
+  return sd * sd * (1.0 / std::max(1, baseline_pods) + 1.0 / std::max(1, canary_pods));
+}
+
 int CountPods(const std::vector<const Window*>& arm) {
   std::vector<std::string> pods;
   for (const Window* w : arm) pods.push_back(w->pod);
@@ -193,15 +205,12 @@ PairedFigures PairUp(const std::vector<const Window*>& baseline,
 
   const auto [bss, bdf] = PodDeviations(b, bm, paired);
   const auto [css, cdf] = PodDeviations(c, cm, paired);
-  if (bdf + cdf > 0) {
-    f.pod_sd_observed = std::sqrt((bss + css) / (bdf + cdf)) / divisor;
-  }
   // The floor is a fraction of the baseline: log1p of it on the log scale, itself on the
   // relative one; a zero baseline has no scale to take a fraction of.
   const double floor = f.scale == Scale::kLog        ? std::log1p(pod_sd_floor)
                        : f.scale == Scale::kRelative ? pod_sd_floor
                                                      : 0;
-  f.pod_sd = std::isnan(f.pod_sd_observed) ? floor : std::max(floor, f.pod_sd_observed);
+  f.pod_sd = PodSdWithFloor(bss + css, bdf + cdf, floor, divisor, &f.pod_sd_observed);
   return f;
 }
 
@@ -251,8 +260,7 @@ void TestEstimate(LevelTest& t, double alpha_pass) {
 }  // namespace
 
 double PodVariance(const PairedFigures& f) {
-  return f.pod_sd * f.pod_sd *
-         (1.0 / std::max(1, f.baseline_pods) + 1.0 / std::max(1, f.canary_pods));
+  return PodVarianceOf(f.pod_sd, f.baseline_pods, f.canary_pods);
 }
 
 LevelTest TestLevel(const PairedFigures& f, double alpha_pass) {
@@ -524,20 +532,17 @@ MergedQuantile TestMergedQuantile(const std::vector<const Window*>& baseline,
 
   const auto [bss, bdf] = PodQuantileDeviations(PodBlocks(b, block_of, blocks), q);
   const auto [css, cdf] = PodQuantileDeviations(PodBlocks(c, block_of, blocks), q);
-  if (bdf + cdf > 0) m.pod_sd_observed = std::sqrt((bss + css) / (bdf + cdf));
-  const double floor = std::log1p(pod_sd_floor);
-  m.pod_sd = std::isnan(m.pod_sd_observed) ? floor : std::max(floor, m.pod_sd_observed);
+  m.pod_sd = PodSdWithFloor(bss + css, bdf + cdf, std::log1p(pod_sd_floor), 1,
+                            &m.pod_sd_observed);
   m.baseline_pods = static_cast<int>(b.pods.size());
   m.canary_pods = static_cast<int>(c.pods.size());
-  const double pod_variance =
-      m.pod_sd * m.pod_sd * (1.0 / m.baseline_pods + 1.0 / m.canary_pods);
+  const double pod_variance = PodVarianceOf(m.pod_sd, m.baseline_pods, m.canary_pods);
 
   m.usable = true;
   m.baseline = std::exp(jb.total);
   m.canary = std::exp(jc.total);
   for (const Buckets& block : bb) m.baseline_requests += block.back().second;
   for (const Buckets& block : cb) m.canary_requests += block.back().second;
-  m.intervals = n;
   m.blocks = blocks;
   LevelTest& t = m.level;
   t.intervals = n;

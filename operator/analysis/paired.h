@@ -125,13 +125,12 @@ struct MergedQuantile {
   double canary = kNaN;
   double baseline_requests = 0;
   double canary_requests = 0;
-  int intervals = 0;
   int blocks = 0;
   int baseline_pods = 0;
   int canary_pods = 0;
   double pod_sd_observed = kNaN;  // on the log scale, as PairedFigures
   double pod_sd = 0;
-  LevelTest level;  // estimate, se, df (blocks - 1), p_value and upper; no interval_lrv
+  LevelTest level;  // intervals, estimate, se, df (blocks - 1), p_value, upper; no interval_lrv
 };
 
 // The most blocks the jackknife deletes in turn (fewer when there are fewer intervals).

@@ -192,7 +192,7 @@ TEST(MergedQuantileTest, ReadsEachArmsQuantileFromTheSumOfItsWindowsHistograms) 
   EXPECT_DOUBLE_EQ(m.canary_requests, 2400);
   EXPECT_NEAR(m.level.estimate, std::log(m.canary / m.baseline), 1e-12);
   EXPECT_GT(m.level.estimate, 0);
-  EXPECT_EQ(m.intervals, 24);
+  EXPECT_EQ(m.level.intervals, 24);
   EXPECT_EQ(m.blocks, kMergedBlocks);
   EXPECT_EQ(m.level.df, kMergedBlocks - 1);
   EXPECT_EQ(m.baseline_pods, 2);

@@ -55,10 +55,6 @@ absl::StatusOr<Window> WindowFromProto(const v1::WindowReport& r, const AgentIde
           absl::StrCat("latency histogram has ", h.upper_bounds_size(), " bounds and ",
                        h.counts_size(), " counts"));
     }
-    if (static_cast<size_t>(h.upper_bounds_size()) > kMaxBuckets) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("latency histogram: more than ", kMaxBuckets, " buckets"));
-    }
     auto buckets = std::make_shared<Buckets>();
     buckets->reserve(static_cast<size_t>(h.counts_size()));
     for (int j = 0; j < h.counts_size(); ++j) buckets->emplace_back(h.upper_bounds(j), h.counts(j));
