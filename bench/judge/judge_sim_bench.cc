@@ -8,6 +8,10 @@
 //   judge_sim_bench power  [--rollouts=10000] [--seed=1]   +20% and 2x from the start
 //   judge_sim_bench onset  [--rollouts=2000]  [--seed=1]   2x / +20% at 0, 2, 5, 10 min
 //                                                          into one 15-minute step
+//   judge_sim_bench levels [--rollouts=1000] [--seed=1]    the level test's budget over every
+//                                                          look vs over the level looks:
+//                                                          A/A, 2x and +20% early in a
+//                                                          15-minute step
 //   judge_sim_bench histogram [--rollouts=1000] [--seed=1] A/A, +20% and 2x with windows of
 //                                                          400 requests and their histograms,
 //                                                          against the windows' p99s alone
@@ -117,6 +121,32 @@ int Run(const std::string& mode, int rollouts, uint64_t seed) {
     }
     return 0;
   }
+  if (mode == "levels") {
+    // The onset rows' step (15 minutes of 5 s intervals, one pod per arm, margin 10%) with
+    // the level test's budget over every look (the earlier rule) and over the level looks
+    // (IsLevelLook), on the same seeds: A/A, and 2x / +20% from 0, 1 and 2 minutes in.
+    rollout::AnalysisSpec spec = Spec(10);
+    spec.max_extensions = 0;
+    SimShape shape;
+    shape.steps = 1;
+    shape.intervals_per_step = 180;
+    for (double factor : {1.0, 2.0, 1.2}) {
+      for (int minute : {0, 1, 2}) {
+        if (factor == 1.0 && minute > 0) continue;
+        for (bool levels : {false, true}) {
+          JudgeOptions options;
+          options.level_looks = levels;
+          Print({{"row", "levels"}, {"factor", factor}, {"onset_min", minute}, {"pods", 1},
+                 {"step_min", 15}, {"level_looks", levels}},
+                SimulateRollouts(spec, shape, PodModel(),
+                                 Regression{factor, 0, absl::Minutes(minute)}, rollouts, seed,
+                                 options));
+        }
+        ++seed;
+      }
+    }
+    return 0;
+  }
   if (mode == "histogram") {
     // 2+2 pods, 3 steps of 2 minutes with one extension, p99 and throughput within 20%
     // (A/A) or 10% (regressions); each window 400 requests (lognormal, SD 0.8 on the log
@@ -145,7 +175,7 @@ int Run(const std::string& mode, int rollouts, uint64_t seed) {
     }
     return 0;
   }
-  std::fprintf(stderr, "usage: judge_sim_bench aa|power|onset|histogram [--rollouts=N] [--seed=S]\n");
+  std::fprintf(stderr, "usage: judge_sim_bench aa|power|onset|levels|histogram [--rollouts=N] [--seed=S]\n");
   return 2;
 }
 
@@ -155,7 +185,7 @@ int Run(const std::string& mode, int rollouts, uint64_t seed) {
 int main(int argc, char** argv) {
   if (argc < 2) return booster::bench::Run("", 0, 0);
   const std::string mode = argv[1];
-  int rollouts = mode == "onset" ? 2000 : mode == "histogram" ? 1000 : 10000;
+  int rollouts = mode == "onset" ? 2000 : mode == "histogram" || mode == "levels" ? 1000 : 10000;
   uint64_t seed = 1;
   for (int i = 2; i < argc; ++i) {
     const std::string arg = argv[i];

@@ -111,18 +111,27 @@ std::string Percent(double change) {
 
 struct Alphas {
   double look = 0;         // this look's share of 1 - confidence
-  double location = 0;     // per metric, canary worse over the step
+  double location = 0;     // per metric, canary worse over the step; 0 between level looks
   double onset = 0;        // per metric and CUSUM reference, canary worse lately
   double spread = 0;       // per metric, spread blow-up (step ends)
   double pass = 0;         // shown no worse, and the improvement required (step ends)
 };
 
-Alphas SpendAlpha(const AnalysisSpec& spec, const Look& look) {
+Alphas SpendAlpha(const AnalysisSpec& spec, const Look& look, const JudgeOptions& options) {
   const double total = std::clamp(1.0 - spec.confidence, 0.0, 1.0);
   const double metrics = static_cast<double>(std::max<size_t>(1, spec.metrics.size()));
   Alphas a;
   a.look = total / static_cast<double>(std::max(1, look.planned));
-  a.location = a.look * kLocationShare / metrics;
+  const int per_step = std::max(1, look.per_step > 0 ? look.per_step : look.planned);
+  const int steps = std::max(1, (look.planned + per_step - 1) / per_step);
+  const int in_step = (std::max(1, look.index) - 1) % per_step + 1;
+  if (!options.level_looks) {
+    a.location = a.look * kLocationShare / metrics;
+  } else if (look.step_over || IsLevelLook(in_step, per_step)) {
+    const int level_looks =
+        steps * (LevelLooksPerStep(per_step) + std::max(0, look.step_ends - 1));
+    a.location = total * kLocationShare / static_cast<double>(level_looks) / metrics;
+  }
   a.onset = a.look * kOnsetShare / metrics / static_cast<double>(std::size(kOnsetReferences));
   a.spread = a.look * kSpreadShare / metrics;
   // A Pass needs every required metric shown within its margin (an intersection-union
@@ -130,6 +139,9 @@ Alphas SpendAlpha(const AnalysisSpec& spec, const Look& look) {
   a.pass = total / static_cast<double>(std::max(1, look.step_ends));
   return a;
 }
+
+// A p-value below this look's alpha; no alpha (between level looks), nothing is shown.
+bool ShownWorse(double p_value, double alpha) { return alpha > 0 && p_value <= alpha; }
 
 // Windows from fewer intervals both arms cover than this give no variance to test with.
 constexpr int kMinIntervals = 3;
@@ -194,7 +206,7 @@ MetricEvidence JudgeRate(const MetricSpec& metric, const std::vector<const Windo
   const std::string figures =
       absl::StrCat(r.canary_events, " events in ", Num(r.canary_exposure), per, " vs ",
                    r.baseline_events, " in ", Num(r.baseline_exposure), ", p=", Num(e.p_value));
-  if (e.p_value <= alpha.location && e.change_percent > metric.max_regression_percent) {
+  if (ShownWorse(e.p_value, alpha.location) && e.change_percent > metric.max_regression_percent) {
     return Worse(e, metric, figures, alpha.location);
   }
   if (!look.step_over) {
@@ -318,7 +330,7 @@ MetricEvidence JudgeMetric(const AnalysisSpec& spec, const MetricSpec& metric,
   e.p_value = level.p_value;
   const double margin = MarginOnScale(f.scale, lower_is_better, metric.max_regression_percent);
   e.upper_bound_percent = Oriented(f.scale, lower_is_better, level.upper);
-  if (e.p_value <= alpha.location && level.estimate > margin) {
+  if (ShownWorse(e.p_value, alpha.location) && level.estimate > margin) {
     return Worse(e, metric, figures, alpha.location);
   }
   const OnsetTest onset = ScanOnset(f);
@@ -440,13 +452,32 @@ int LooksPerStep(const AnalysisSpec& spec, absl::Duration step_duration) {
   return static_cast<int>(std::clamp<int64_t>(looks, 1, 1'000'000));
 }
 
+bool IsLevelLook(int in_step, int per_step) {
+  if (in_step <= kDenseLevelLooks || in_step == per_step) return in_step >= 1;
+  int k = kDenseLevelLooks;
+  while (k < in_step) {
+    k = std::max(k + 1, static_cast<int>(std::ceil(k * kLevelLookGrowth)));
+  }
+  return k == in_step;
+}
+
+int LevelLooksPerStep(int per_step) {
+  int n = std::min(per_step, kDenseLevelLooks);
+  for (int k = kDenseLevelLooks;;) {
+    k = std::max(k + 1, static_cast<int>(std::ceil(k * kLevelLookGrowth)));
+    if (k >= per_step) break;
+    ++n;
+  }
+  return per_step > kDenseLevelLooks ? n + 1 : n;  // the last look
+}
+
 int PlannedLooks(const AnalysisSpec& spec, int steps, absl::Duration step_duration) {
   return std::max(1, steps) * LooksPerStep(spec, step_duration);
 }
 
 Decision Judge(const AnalysisSpec& spec, const ArmWindows& windows, const Look& look,
                const JudgeOptions& options) {
-  const Alphas alpha = SpendAlpha(spec, look);
+  const Alphas alpha = SpendAlpha(spec, look, options);
   Decision d;
   d.alpha_look = alpha.look;
   for (const MetricSpec& m : spec.metrics) {

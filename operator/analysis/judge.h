@@ -67,6 +67,7 @@ struct Look {
   int planned = 1;         // planned maximum looks of the rollout: PlannedLooks()
   bool step_over = false;  // the step (extensions included) has run its duration: decide
   int step_ends = 1;       // looks of this step that can be step ends: 1 + maxExtensions
+  int per_step = 0;        // LooksPerStep(); 0: the whole rollout is one step
 };
 
 struct JudgeOptions {
@@ -85,6 +86,9 @@ struct JudgeOptions {
   // (paired.h, TestMergedQuantile). false: from the windows' own values always (the
   // benchmarks' control).
   bool merge_histograms = true;
+  // The level test's share of the budget over the level looks only (IsLevelLook). false: over
+  // every look, as the judge did before (the benchmarks' control).
+  bool level_looks = true;
 };
 
 enum class DecisionKind { kWait, kPass, kFail, kInconclusive };
@@ -163,9 +167,24 @@ int LooksPerStep(const rollout::AnalysisSpec& spec, absl::Duration step_duration
 // Looks a whole rollout can take: steps * LooksPerStep.
 int PlannedLooks(const rollout::AnalysisSpec& spec, int steps, absl::Duration step_duration);
 
-// Shares of each look's false-failure budget, split again over the metrics: the level test
-// (the canary worse over the step), the onset scan (worse since lately) and, at step ends,
-// the spread check.
+// The looks of a step at which the level test may fail the canary (its share of the budget is
+// split over these, not over every look): each of the first kDenseLevelLooks, then looks
+// about kLevelLookGrowth times apart, the step's last look, and every step end. Which looks
+// they are depends on time only, never on the data. A step of 540 looks (15 minutes of 5 s
+// intervals with two extensions) has 30, so a level test early in a long step is held to an
+// alpha 18 times larger than if it were split over every look; between them the onset scan
+// watches every look.
+inline constexpr int kDenseLevelLooks = 12;
+inline constexpr double kLevelLookGrowth = 1.25;
+// Whether look `in_step` (1-based) of a step of `per_step` looks is a scheduled level look.
+bool IsLevelLook(int in_step, int per_step);
+// The scheduled level looks of a step of `per_step` looks (step ends before the last look
+// not counted: Look::step_ends - 1 more).
+int LevelLooksPerStep(int per_step);
+
+// Shares of the false-failure budget, split again over the metrics: the level test (the
+// canary worse over the step; over the level looks), the onset scan (worse since lately;
+// over every look) and the spread check (over every look).
 inline constexpr double kLocationShare = 0.5;
 inline constexpr double kOnsetShare = 0.25;
 inline constexpr double kSpreadShare = 1 - kLocationShare - kOnsetShare;

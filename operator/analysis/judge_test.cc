@@ -280,9 +280,10 @@ TEST(JudgeTest, AlphaIsSplitOverPlannedLooksAndMetrics) {
   ASSERT_LT(p, 0.025);
   // One look: alpha 0.025 for the level test, the regression fails.
   EXPECT_EQ(d.kind, DecisionKind::kFail);
-  // As many planned looks as put the level test's alpha below p: the same windows cannot.
+  // As many planned looks as put the level test's alpha below p: the same windows cannot
+  // (steps of one look each, so every look is a level look).
   const int many = static_cast<int>(std::ceil(0.05 * kLocationShare / p)) + 1;
-  d = Judge(one, w, Look{7, many, false, 1});
+  d = Judge(one, w, Look{7, many, false, 1, 1});
   EXPECT_EQ(d.kind, DecisionKind::kWait) << d.message;
   EXPECT_NEAR(d.alpha_look, 0.05 / many, 1e-15);
   EXPECT_NEAR(d.metrics[0].alpha, 0.05 / many * kLocationShare, 1e-15);
@@ -293,11 +294,67 @@ TEST(JudgeTest, AlphaIsSplitOverPlannedLooksAndMetrics) {
                             Metric("cpuPerRequest", false), Metric("runQueueDelay", false)},
                            6);
   const int fewer = static_cast<int>(std::floor(0.05 * kLocationShare / p));
-  d = Judge(four, w, Look{1, fewer, false, 1});
+  d = Judge(four, w, Look{1, fewer, false, 1, 1});
   EXPECT_NEAR(d.metrics[0].alpha, 0.05 / fewer * kLocationShare / 4, 1e-15);
   EXPECT_EQ(d.kind, DecisionKind::kWait);
-  EXPECT_EQ(Judge(four, w, Look{1, std::max(1, fewer / 4 - 1), false, 1}).kind,
+  EXPECT_EQ(Judge(four, w, Look{1, std::max(1, fewer / 4 - 1), false, 1, 1}).kind,
             DecisionKind::kFail);
+}
+
+TEST(JudgeTest, LevelLooksAreDenseEarlyThenGeometric) {
+  for (int k = 1; k <= kDenseLevelLooks; ++k) EXPECT_TRUE(IsLevelLook(k, 540)) << k;
+  std::vector<int> later;
+  for (int k = kDenseLevelLooks + 1; k <= 540; ++k) {
+    if (IsLevelLook(k, 540)) later.push_back(k);
+  }
+  EXPECT_EQ(later, (std::vector<int>{15, 19, 24, 30, 38, 48, 60, 75, 94, 118, 148, 185, 232, 290,
+                                     363, 454, 540}));
+  EXPECT_EQ(LevelLooksPerStep(540), kDenseLevelLooks + static_cast<int>(later.size()));
+  EXPECT_FALSE(IsLevelLook(0, 540));
+  EXPECT_FALSE(IsLevelLook(539, 540));
+  // Short steps: every look.
+  EXPECT_EQ(LevelLooksPerStep(1), 1);
+  EXPECT_EQ(LevelLooksPerStep(12), 12);
+  EXPECT_EQ(LevelLooksPerStep(13), 13);
+  EXPECT_EQ(LevelLooksPerStep(15), 13);
+  EXPECT_TRUE(IsLevelLook(13, 13));
+  EXPECT_FALSE(IsLevelLook(13, 15));
+  // The count is the looks IsLevelLook says yes to, for any step length.
+  for (int per_step : {1, 5, 12, 13, 14, 16, 20, 24, 72, 100, 180, 541, 1620}) {
+    int n = 0;
+    for (int k = 1; k <= per_step; ++k) n += IsLevelLook(k, per_step) ? 1 : 0;
+    EXPECT_EQ(LevelLooksPerStep(per_step), n) << per_step;
+  }
+}
+
+TEST(JudgeTest, TheLevelTestSpendsItsShareAtLevelLooksOnly) {
+  // The canary about 17% worse in twelve intervals.
+  const ArmWindows w =
+      Arms("latencyP99", Series({95, 97, 99, 100, 101, 103, 96, 98, 102, 100, 99, 101}),
+           Series({112, 109, 118, 113, 119, 116, 121, 110, 117, 114, 122, 115}));
+  const AnalysisSpec spec = Spec({Metric("latencyP99")}, 6);
+  const double p = Judge(spec, w, Look{1, 1, false, 1}).metrics[0].p_value;
+  // Three steps of 540 looks, two extensions: the share is split over the steps' level looks
+  // and their two earlier step ends, not over 1,620 looks.
+  const int level_looks = 3 * (LevelLooksPerStep(540) + 2);
+  Decision d = Judge(spec, w, Look{540 + 30, 1620, false, 3, 540});  // step 2, look 30
+  EXPECT_NEAR(d.alpha_look, 0.05 / 1620, 1e-15);
+  EXPECT_NEAR(d.metrics[0].alpha, 0.05 * kLocationShare / level_looks, 1e-15);
+  // Between level looks the level test shows nothing, however small p is; the onset scan
+  // keeps its share of every look.
+  d = Judge(spec, w, Look{540 + 31, 1620, false, 3, 540});
+  EXPECT_EQ(d.metrics[0].alpha, 0);
+  EXPECT_NEAR(d.metrics[0].onset_alpha, 0.05 / 1620 * kOnsetShare / 2, 1e-15);
+  EXPECT_NEAR(d.metrics[0].p_value, p, 1e-12);
+  EXPECT_EQ(d.kind, DecisionKind::kWait) << d.message;
+  // A step end is a level look wherever it falls.
+  d = Judge(spec, w, Look{540 + 31, 1620, true, 3, 540});
+  EXPECT_NEAR(d.metrics[0].alpha, 0.05 * kLocationShare / level_looks, 1e-15);
+  // At a level look the regression fails: its p is below the level looks' alpha, though
+  // above what an alpha split over all 1,620 looks would be.
+  EXPECT_LT(p, 0.05 * kLocationShare / level_looks);
+  EXPECT_GT(p, 0.05 * kLocationShare / 1620);
+  EXPECT_EQ(Judge(spec, w, Look{540 + 30, 1620, false, 3, 540}).kind, DecisionKind::kFail);
 }
 
 TEST(JudgeTest, LooksPerStepAndPlannedLooks) {

@@ -95,6 +95,7 @@ Look LookFor(const VerdictRequest& request, int steps) {
       (step - 1) * per_step + static_cast<int>(std::clamp<int64_t>(completed, 1, per_step));
   look.step_over = request.now >= StepEnd(request);
   look.step_ends = 1 + std::max(0, spec.max_extensions);
+  look.per_step = per_step;
   return look;
 }
 

@@ -952,15 +952,26 @@ Json FreshBaselineTemplate(const Json& baseline, const Json& canary) {
       canary["metadata"].contains("labels") && canary["metadata"]["labels"].is_object()) {
     match = canary["metadata"]["labels"];
   }
-  Json term = {{"weight", 100},
-               {"podAffinityTerm",
-                {{"labelSelector", {{"matchLabels", match}}},
-                 {"topologyKey", "kubernetes.io/hostname"}}}};
+  // Pairs: each node draws a baseline pod by its canary pods (weight 100 each) and repels it
+  // by the baseline pods already there. The scheduler counts a preferred term both ways (the
+  // incoming pod's term over the pods there, and their terms over the incoming pod), so the
+  // anti-affinity's 50 weighs 100 per baseline pod: the node with the most canary pods not
+  // yet matched by a baseline pod scores highest.
+  const Json own = tmpl["metadata"]["labels"];
+  auto term = [](const Json& labels, int weight) {
+    return Json{{"weight", weight},
+                {"podAffinityTerm",
+                 {{"labelSelector", {{"matchLabels", labels}}},
+                  {"topologyKey", "kubernetes.io/hostname"}}}};
+  };
   Json& spec = Child(tmpl, "spec", Json::object());
   Json& affinity = Child(spec, "affinity", Json::object());
-  Json& pod_affinity = Child(affinity, "podAffinity", Json::object());
-  Child(pod_affinity, "preferredDuringSchedulingIgnoredDuringExecution", Json::array())
-      .push_back(std::move(term));
+  auto preferred = [&](const char* kind) -> Json& {
+    return Child(Child(affinity, kind, Json::object()),
+                 "preferredDuringSchedulingIgnoredDuringExecution", Json::array());
+  };
+  preferred("podAffinity").push_back(term(match, 100));
+  preferred("podAntiAffinity").push_back(term(own, 50));
   Seal(tmpl);
   return tmpl;
 }

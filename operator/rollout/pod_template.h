@@ -157,8 +157,10 @@ Json TeamTemplate(const Json& tmpl, const MutationOptions& opts);
 // The fresh baseline's template (analysis.baseline Fresh): `baseline` (the target's
 // template during the rollout, BaselineTemplate) with kFreshBaselineLabel, a preferred pod
 // affinity (weight 100, per node) to pods with every label of `canary` (the canary
-// template), so the scheduler puts the two arms side by side where it can, and sealed
-// again: its marker differs from the target's, so the feedback store files the windows of
+// template) and a preferred anti-affinity (weight 50, which the scheduler counts from both
+// pods: 100) to its own pods, so the scheduler puts the two arms side by side in pairs where
+// it can (each baseline pod on the node with the most canary pods not yet matched), and
+// sealed again: its marker differs from the target's, so the feedback store files the windows of
 // the fresh pods, and only theirs, as the step's baseline arm.
 Json FreshBaselineTemplate(const Json& baseline, const Json& canary);
 

@@ -704,6 +704,17 @@ TEST(FreshBaselineTemplateTest, TheBaselineTemplateLabelledNearTheCanaryAndSeale
   EXPECT_EQ(terms[1]["podAffinityTerm"]["labelSelector"]["matchLabels"],
             canary["metadata"]["labels"]);
   EXPECT_EQ(terms[1]["podAffinityTerm"]["labelSelector"]["matchLabels"][kArmLabel], kArmCanary);
+  // Pairs: the fresh baseline's pods repel each other as strongly, per node (50 counted
+  // from both pods).
+  const Json& anti = fresh["spec"]["affinity"]["podAntiAffinity"]
+                          ["preferredDuringSchedulingIgnoredDuringExecution"];
+  ASSERT_EQ(anti.size(), 1u);
+  EXPECT_EQ(anti[0]["weight"], 50);
+  EXPECT_EQ(anti[0]["podAffinityTerm"]["topologyKey"], "kubernetes.io/hostname");
+  EXPECT_EQ(anti[0]["podAffinityTerm"]["labelSelector"]["matchLabels"],
+            fresh["metadata"]["labels"]);
+  EXPECT_EQ(anti[0]["podAffinityTerm"]["labelSelector"]["matchLabels"][kFreshBaselineLabel],
+            "true");
   // Its own marker: the target's pods (the enrolled template) never count as its windows.
   EXPECT_NE(TemplateMarker(fresh), "");
   EXPECT_NE(TemplateMarker(fresh), TemplateMarker(enrolled));
@@ -715,6 +726,7 @@ TEST(FreshBaselineTemplateTest, TheBaselineTemplateLabelledNearTheCanaryAndSeale
   back["metadata"]["labels"].erase(kFreshBaselineLabel);
   back["spec"]["affinity"]["podAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"]
       .erase(1);
+  back["spec"]["affinity"].erase("podAntiAffinity");
   back["metadata"]["annotations"][kTemplateHashAnnotation] = TemplateMarker(enrolled);
   EXPECT_EQ(back, enrolled);
   // Without affinity of the team's, Booster's term is the only one.

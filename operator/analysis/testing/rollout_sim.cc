@@ -172,7 +172,7 @@ SimOutcome SimulateRollouts(const rollout::AnalysisSpec& spec, const SimShape& s
           }
         }
         const bool over = k == shape.intervals_per_step * (1 + extensions);
-        const Look look{s * per_step + k, planned, over, 1 + spec.max_extensions};
+        const Look look{s * per_step + k, planned, over, 1 + spec.max_extensions, per_step};
         const Decision d = Judge(spec, w, look, options);
         if (debug) {
           std::cerr << "rollout " << r << " step " << s << " look " << k << " at "
