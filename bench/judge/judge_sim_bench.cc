@@ -124,25 +124,31 @@ int Run(const std::string& mode, int rollouts, uint64_t seed) {
   if (mode == "levels") {
     // The onset rows' step (15 minutes of 5 s intervals, one pod per arm, margin 10%) with
     // the level test's budget over every look (the earlier rule) and over the level looks
-    // (IsLevelLook), on the same seeds: A/A, and 2x / +20% from 0, 1 and 2 minutes in.
+    // (IsLevelLook), on the same seeds: A/A, and 2x / +20% from 0, 1 and 2 minutes in; the
+    // windows' values alone, and windows of 400 requests with their histograms (what the
+    // agents send).
     rollout::AnalysisSpec spec = Spec(10);
     spec.max_extensions = 0;
     SimShape shape;
     shape.steps = 1;
     shape.intervals_per_step = 180;
-    for (double factor : {1.0, 2.0, 1.2}) {
-      for (int minute : {0, 1, 2}) {
-        if (factor == 1.0 && minute > 0) continue;
-        for (bool levels : {false, true}) {
-          JudgeOptions options;
-          options.level_looks = levels;
-          Print({{"row", "levels"}, {"factor", factor}, {"onset_min", minute}, {"pods", 1},
-                 {"step_min", 15}, {"level_looks", levels}},
-                SimulateRollouts(spec, shape, PodModel(),
-                                 Regression{factor, 0, absl::Minutes(minute)}, rollouts, seed,
-                                 options));
+    for (int requests : {0, 400}) {
+      PodModel model;
+      model.histogram_requests = requests;
+      for (double factor : {1.0, 2.0, 1.2}) {
+        for (int minute : {0, 1, 2}) {
+          if (factor == 1.0 && minute > 0) continue;
+          for (bool levels : {false, true}) {
+            JudgeOptions options;
+            options.level_looks = levels;
+            Print({{"row", "levels"}, {"factor", factor}, {"onset_min", minute}, {"pods", 1},
+                   {"step_min", 15}, {"requests", requests}, {"level_looks", levels}},
+                  SimulateRollouts(spec, shape, model,
+                                   Regression{factor, 0, absl::Minutes(minute)}, rollouts, seed,
+                                   options));
+          }
+          ++seed;
         }
-        ++seed;
       }
     }
     return 0;

@@ -128,8 +128,10 @@ Alphas SpendAlpha(const AnalysisSpec& spec, const Look& look, const JudgeOptions
   if (!options.level_looks) {
     a.location = a.look * kLocationShare / metrics;
   } else if (look.step_over || IsLevelLook(in_step, per_step)) {
+    // The scheduled looks and the earlier step ends, never more than the step's looks.
     const int level_looks =
-        steps * (LevelLooksPerStep(per_step) + std::max(0, look.step_ends - 1));
+        steps *
+        std::min(per_step, LevelLooksPerStep(per_step) + std::max(0, look.step_ends - 1));
     a.location = total * kLocationShare / static_cast<double>(level_looks) / metrics;
   }
   a.onset = a.look * kOnsetShare / metrics / static_cast<double>(std::size(kOnsetReferences));

@@ -340,6 +340,10 @@ TEST(JudgeTest, TheLevelTestSpendsItsShareAtLevelLooksOnly) {
   Decision d = Judge(spec, w, Look{540 + 30, 1620, false, 3, 540});  // step 2, look 30
   EXPECT_NEAR(d.alpha_look, 0.05 / 1620, 1e-15);
   EXPECT_NEAR(d.metrics[0].alpha, 0.05 * kLocationShare / level_looks, 1e-15);
+  // A short step (12 looks, one extension): every look is a level look, counted once, so
+  // the share is what it would be over every look, never less.
+  EXPECT_NEAR(Judge(spec, w, Look{5, 36, false, 2, 12}).metrics[0].alpha,
+              0.05 * kLocationShare / 36, 1e-15);
   // Between level looks the level test shows nothing, however small p is; the onset scan
   // keeps its share of every look.
   d = Judge(spec, w, Look{540 + 31, 1620, false, 3, 540});

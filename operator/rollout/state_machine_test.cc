@@ -692,6 +692,32 @@ TEST(DryRunTest, WithoutDryRunTheSameJudgeRollsBackAtStepOne) {
   EXPECT_TRUE(EventsOf(sim, "DryRunAnalysisFailed").empty());
 }
 
+TEST(DryRunTest, TurnedOffMidStepTheNextFailRollsBackWithinTheSameStep) {
+  Sim sim(10, DryRunSpec(true));
+  ScriptedVerdictSource verdicts(
+      {MakeVerdict(VerdictKind::kFail, "LatencyRegressed", "p99 12% worse")});
+  Drive(sim, verdicts, [&] { return !verdicts.requests().empty(); });
+  const RolloutStatus shadowed = sim.status();
+  ASSERT_EQ(shadowed.phase, Phase::kProgressing);
+  ASSERT_TRUE(shadowed.last_decision.has_value() && shadowed.last_decision->dry_run);
+  // The team trusts the judge now: dryRun off, nothing else changed. The step keeps its
+  // analysis start (no restart) and the next look's Fail rolls back.
+  sim.EditSpec([](Json& s) { s["rollout"]["analysis"]["dryRun"] = false; });
+  sim.now() += absl::Seconds(10);
+  sim.Step(verdicts);
+  RolloutStatus s = sim.status();
+  EXPECT_EQ(s.phase, Phase::kRollingBack);
+  EXPECT_EQ(s.current_step, 1);
+  ASSERT_TRUE(s.last_decision.has_value());
+  EXPECT_FALSE(s.last_decision->dry_run);
+  EXPECT_EQ(s.last_decision->verdict, "Fail");
+  EXPECT_EQ(EventsOf(sim, "AnalysisFailed").size(), 1u);
+  EXPECT_TRUE(EventsOf(sim, "StepRestarted").empty());
+  EXPECT_TRUE(EventsOf(sim, "RolloutRestarted").empty());
+  Drive(sim, verdicts, [&] { return sim.phase() == Phase::kRolledBack; });
+  EXPECT_EQ(sim.target()["spec"]["template"], OriginalTemplate());
+}
+
 TEST(DryRunTest, AFailEarlyInAStepIsAnnouncedOnceAndStaysInTheMessageOfItsPass) {
   Sim sim(10, DryRunSpec(true));
   TimeVerdictSource time;

@@ -1179,8 +1179,10 @@ class HelmChartOneNamespaceE2eTest : public HelmChartE2eTest {
 // namespace only) and a Go service under
 // bursts of fresh connections (24 at once every 50 ms, through the Service): a good profile
 // is promoted on the agents' windows, and a real mistuning — net.core.somaxconn 1, an
-// accept queue of two under those bursts — is rolled back by the judge (AnalysisFailed),
-// with its evidence in status, and the Deployment restored; a regression injected into the
+// accept queue of two under those bursts — is first only reported in dry run
+// (DryRunAnalysisFailed, nothing rolled back), then, with dryRun turned off mid-step, rolled
+// back by the judge (AnalysisFailed), with its evidence in status, and the Deployment
+// restored; a regression injected into the
 // running canary pods 90 s into a 4-minute step is rolled back within 60 s of its onset.
 TEST_F(HelmChartOneNamespaceE2eTest, InstalledOperatorJudgesEachStepOnTheAgentsWindows) {
   absl::StatusOr<std::string> leader = WaitLeader("", absl::Seconds(60));
@@ -1201,7 +1203,7 @@ TEST_F(HelmChartOneNamespaceE2eTest, InstalledOperatorJudgesEachStepOnTheAgentsW
   HttpLoad bursts(*web_ip, 80, 24, absl::Milliseconds(50));
 
   auto profile = [&](const std::string& name, const std::string& somaxconn,
-                     const std::string& step_duration = "40s") {
+                     const std::string& step_duration = "40s", bool dry_run = false) {
     return absl::StrCat(R"(
 apiVersion: booster.dev/v1alpha1
 kind: BoosterProfile
@@ -1222,6 +1224,7 @@ spec:
       warmup: 10s
       minSamples: 6
       maxExtensions: 0
+      dryRun: )", dry_run ? "true" : "false", R"(
       metrics:
         - {name: latencyP99, maxRegressionPercent: 100}
         - {name: listenOverflows, maxRegressionPercent: 0}
@@ -1350,9 +1353,52 @@ spec:
   ASSERT_TRUE(WaitRolledOut(ns, "web", absl::Minutes(3)).ok()) << Diagnose(ns);
 
   // Bad: an accept queue of two under bursts. The canary's pods overflow it while the
-  // baseline's never do: the judge fails step 1 and the operator rolls back by itself.
-  applied = Apply(profile("bad", "1"));
+  // baseline's never do: the judge fails step 1. First in shadow mode (analysis.dryRun):
+  // the Fail is reported (status, a Warning Event, the dry-run counter) and nothing is
+  // rolled back; the step (90 s, longer than the judge needs) runs on. Then the team turns
+  // dryRun off mid-step, an edit that keeps the step and its looks, and the next look's Fail
+  // rolls back for real.
+  applied = Apply(profile("bad", "1", "90s", /*dry_run=*/true));
   ASSERT_TRUE(applied.ok()) << applied;
+  absl::Status shadowed = WaitFor(
+      [&]() -> absl::StatusOr<bool> {
+        absl::StatusOr<Json> bp = GetJson({"-n", ns, "get", "bp", "bad"});
+        if (!bp.ok()) return bp.status();
+        const std::string phase = bp->value("/status/phase"_json_pointer, "");
+        if (phase == "RollingBack" || phase == "RolledBack" || phase == "Failed" ||
+            phase == "Promoting" || phase == "Promoted") {
+          return absl::FailedPreconditionError("phase " + phase + " in dry run: " +
+                                               evidence("bad"));
+        }
+        if (!bp->value("/status/lastDecision/dryRun"_json_pointer, false)) {
+          return absl::UnavailableError("no dry-run verdict yet: " + phase);
+        }
+        return true;
+      },
+      absl::Minutes(4), absl::Seconds(1));
+  ASSERT_TRUE(shadowed.ok()) << shadowed << "\n" << evidence("bad") << Diagnose(ns);
+  {
+    absl::StatusOr<Json> bp = GetJson({"-n", ns, "get", "bp", "bad"});
+    ASSERT_TRUE(bp.ok());
+    const Json d = bp->value("/status/lastDecision"_json_pointer, Json::object());
+    std::cout << "bad profile in dry run: " << d.dump() << "\n";
+    EXPECT_EQ(d.value("verdict", ""), "Fail") << d.dump();
+    EXPECT_EQ(d.value("step", 0), 1) << d.dump();
+    EXPECT_EQ(bp->value("/status/phase"_json_pointer, ""), "Progressing");
+    absl::StatusOr<std::string> still = Kubectl(
+        {"-n", ns, "get", "deploy", "web-booster", "-o", "jsonpath={.spec.replicas}"});
+    ASSERT_TRUE(still.ok()) << still.status() << " (the canary is gone in dry run)";
+    EXPECT_EQ(*still, "2") << "the canary keeps its pods in dry run";
+    absl::StatusOr<std::string> shadow_events = Kubectl(
+        {"-n", ns, "get", "events", "--field-selector",
+         "involvedObject.kind=BoosterProfile,involvedObject.name=bad,reason=DryRunAnalysisFailed",
+         "-o", "jsonpath={.items[*].message}"});
+    ASSERT_TRUE(shadow_events.ok()) << shadow_events.status();
+    EXPECT_THAT(*shadow_events, HasSubstr("listenOverflows is worse")) << *shadow_events;
+  }
+  ASSERT_TRUE(Kubectl({"-n", ns, "patch", "bp", "bad", "--type=merge", "-p",
+                       R"({"spec":{"rollout":{"analysis":{"dryRun":false}}}})"})
+                  .ok());
   absl::Status bad = WaitPhase(ns, "bad", "RolledBack", absl::Minutes(4));
   ASSERT_TRUE(bad.ok()) << bad << "\n" << evidence("bad") << Diagnose(ns) << AgentLogs(ns);
   absl::StatusOr<Json> rolled = GetJson({"-n", ns, "get", "bp", "bad"});
@@ -1402,6 +1448,13 @@ spec:
     double ms = 0;
     ASSERT_TRUE(absl::SimpleAtod((*verdicts)[0]["value"][1].get<std::string>(), &ms));
     EXPECT_NEAR(ms, absl::ToUnixMillis(decided), 1000) << "the annotation sits at the decision";
+    // The shadow verdict before it was counted once.
+    absl::StatusOr<Json> shadow =
+        prom.Query("booster_operator_dry_run_verdicts_total{profile=\"bad\"}");
+    ASSERT_TRUE(shadow.ok()) << shadow.status();
+    ASSERT_EQ(shadow->size(), 1u) << shadow->dump();
+    EXPECT_EQ((*shadow)[0]["metric"].value("verdict", ""), "Fail") << shadow->dump();
+    EXPECT_EQ((*shadow)[0]["value"][1], "1") << shadow->dump();
   }
   // The rollback restored every replica and the template the Deployment had (enrolled
   // baseline: the original comes back when the profile is deleted).
