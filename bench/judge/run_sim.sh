@@ -5,13 +5,15 @@
 # (default build), prints markdown tables; the JSON lines stay in $WORK.
 #
 #   bench/judge/run_sim.sh [BUILD_DIR]
-#   ROLLOUTS=10000 ONSET_ROLLOUTS=2000 HISTOGRAM_ROLLOUTS=1000 SEED=1 bench/judge/run_sim.sh build
+#   ROLLOUTS=10000 ONSET_ROLLOUTS=2000 HISTOGRAM_ROLLOUTS=1000 LEVELS_ROLLOUTS=500 SEED=1 \
+#     bench/judge/run_sim.sh build
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=${1:-$ROOT/build}
 ROLLOUTS=${ROLLOUTS:-10000}
 ONSET_ROLLOUTS=${ONSET_ROLLOUTS:-2000}
 HISTOGRAM_ROLLOUTS=${HISTOGRAM_ROLLOUTS:-1000}
+LEVELS_ROLLOUTS=${LEVELS_ROLLOUTS:-500}
 SEED=${SEED:-1}
 WORK=${WORK:-/tmp/judge-sim-bench}
 JOBS=${JOBS:-2}
@@ -26,6 +28,7 @@ mkdir -p "$WORK"
 "$BENCH" power --rollouts="$ROLLOUTS" --seed="$SEED" >"$WORK/power.jsonl"
 "$BENCH" onset --rollouts="$ONSET_ROLLOUTS" --seed="$SEED" >"$WORK/onset.jsonl"
 "$BENCH" histogram --rollouts="$HISTOGRAM_ROLLOUTS" --seed="$SEED" >"$WORK/histogram.jsonl"
+"$BENCH" levels --rollouts="$LEVELS_ROLLOUTS" --seed="$SEED" >"$WORK/levels.jsonl"
 
 python3 - "$WORK" <<'PY'
 import json, os, sys
@@ -66,4 +69,17 @@ for r in load("histogram.jsonl"):
     src = "merged histograms" if r["histograms"] else "windows' p99s"
     print(f"| x{r['factor']} | {r['margin']:.0f}% | {100 * r['pod_sd']:.0f}% | {src} | {r['rollouts']} | "
           f"{pc(r['failed'])} | {pc(r['rolled_back'])} | {pc(r['promoted'])} |")
+print()
+print("### The level test's budget over every look or over the level looks: one 15-minute step, 1+1 pods")
+print()
+print("| p99 | onset | windows | level test spends over | rollouts | failed | promoted | within 60 s | within 120 s | detection p50 / p95 / max |")
+print("|---|---|---|---|---|---|---|---|---|---|")
+for r in load("levels.jsonl"):
+    win = "400 requests + histogram" if r["requests"] else "values only"
+    over = "level looks" if r["level_looks"] else "every look"
+    onset = f"{r['onset_min']} min" if r["factor"] != 1.0 else "-"
+    print(f"| x{r['factor']} | {onset} | {win} | {over} | {r['rollouts']} | {pc(r['failed'])} | "
+          f"{pc(r['promoted'])} | {pc(r.get('within_60s', 0)) if r['factor'] != 1.0 else '-'} | "
+          f"{pc(r.get('within_120s', 0)) if r['factor'] != 1.0 else '-'} | "
+          f"{s(r, 'detect_p50_s')} / {s(r, 'detect_p95_s')} / {s(r, 'detect_max_s')} |")
 PY

@@ -1235,6 +1235,13 @@ spec:
         Kubectl({"-n", ns, "get", "bp", name, "-o", "jsonpath={.status.lastDecision}"});
     return d.ok() ? *d : d.status().ToString();
   };
+  // The messages of the profile's Events of one reason.
+  auto events_of = [&](const std::string& name, const std::string& reason) {
+    return Kubectl({"-n", ns, "get", "events", "--field-selector",
+                    absl::StrCat("involvedObject.kind=BoosterProfile,involvedObject.name=", name,
+                                 ",reason=", reason),
+                    "-o", "jsonpath={.items[*].message}"});
+  };
 
   // Good: the kernel's default accept queue (4096), GOMAXPROCS from the CPU limit. Each step
   // is judged on the canary's windows against a fresh baseline's and passes.
@@ -1389,10 +1396,7 @@ spec:
         {"-n", ns, "get", "deploy", "web-booster", "-o", "jsonpath={.spec.replicas}"});
     ASSERT_TRUE(still.ok()) << still.status() << " (the canary is gone in dry run)";
     EXPECT_EQ(*still, "2") << "the canary keeps its pods in dry run";
-    absl::StatusOr<std::string> shadow_events = Kubectl(
-        {"-n", ns, "get", "events", "--field-selector",
-         "involvedObject.kind=BoosterProfile,involvedObject.name=bad,reason=DryRunAnalysisFailed",
-         "-o", "jsonpath={.items[*].message}"});
+    absl::StatusOr<std::string> shadow_events = events_of("bad", "DryRunAnalysisFailed");
     ASSERT_TRUE(shadow_events.ok()) << shadow_events.status();
     EXPECT_THAT(*shadow_events, HasSubstr("listenOverflows is worse")) << *shadow_events;
   }
@@ -1407,10 +1411,7 @@ spec:
   std::cout << "bad profile: " << decision.dump() << "\n";
   EXPECT_EQ(decision.value("reason", ""), "AnalysisFailed");
   EXPECT_EQ(decision.value("verdict", ""), "Fail");
-  absl::StatusOr<std::string> events = Kubectl(
-      {"-n", ns, "get", "events", "--field-selector",
-       "involvedObject.kind=BoosterProfile,involvedObject.name=bad,reason=AnalysisFailed", "-o",
-       "jsonpath={.items[*].message}"});
+  absl::StatusOr<std::string> events = events_of("bad", "AnalysisFailed");
   ASSERT_TRUE(events.ok()) << events.status();
   EXPECT_THAT(*events, HasSubstr("listenOverflows is worse")) << "the Event says why";
   EXPECT_EQ(decision.value("/evidence/listenOverflows.verdict"_json_pointer, ""), "Fail")
