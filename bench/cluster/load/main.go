@@ -15,6 +15,16 @@
 // retransmitted a second later counts in full; -timeout bounds one exchange (a failure).
 //
 //	load burst -addr 10.96.1.3:80 -burst 100 -period 250ms -d 20s -timeout 5s
+//
+// rate: open loop at a fixed arrival rate. Request k is due at start + k/-rate, whatever
+// became of the ones before it; -c kept-alive connections take the due requests in order,
+// and a request's latency runs from when it was due, not from when a connection was free
+// to send it, so a stalled server shows in full instead of slowing the client down with it
+// (no coordinated omission). A request still waiting -timeout after it was due is not sent
+// and counts as an error "late" (the server fell that far behind); so is one that takes
+// longer than -timeout.
+//
+//	load rate -url http://10.96.1.2/api/v1/users?n=200 -rate 400 -c 64 -d 20s -warmup 3s
 package main
 
 import (
@@ -57,6 +67,9 @@ type summary struct {
 	Bytes        int64   `json:"bytes"`
 	// keepalive: connections per answering pod (X-Served-By) at the end.
 	ConnsPerPod map[string]int `json:"conns_per_pod,omitempty"`
+	// rate only: the arrival rate asked for, and the requests due in the measured window.
+	TargetRPS float64 `json:"target_rps,omitempty"`
+	Due       int     `json:"due,omitempty"`
 }
 
 func quantile(sorted []time.Duration, q float64) float64 {
@@ -382,9 +395,121 @@ func burst(args []string) summary {
 	return s
 }
 
+func rate(args []string) summary {
+	fs := flag.NewFlagSet("rate", flag.ExitOnError)
+	raw := fs.String("url", "", "http://HOST[:PORT]/PATH?QUERY")
+	perSecond := fs.Float64("rate", 100, "requests per second, due at fixed intervals")
+	conns := fs.Int("c", 64, "kept-alive connections that take the due requests")
+	dur := fs.Duration("d", 20*time.Second, "measured duration")
+	warm := fs.Duration("warmup", 3*time.Second, "unrecorded time before the measurement")
+	timeout := fs.Duration("timeout", 5*time.Second, "longest wait from due to answered")
+	fs.Parse(args)
+	u, err := url.Parse(*raw)
+	if err != nil || u.Host == "" || *perSecond <= 0 || *conns <= 0 {
+		fmt.Fprintln(os.Stderr, "load rate: -url http://HOST[:PORT]/PATH, -rate > 0 and -c > 0 are required")
+		os.Exit(2)
+	}
+	addr := u.Host
+	if u.Port() == "" {
+		addr = net.JoinHostPort(u.Hostname(), "80")
+	}
+	req := []byte(fmt.Sprintf("GET %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: booster-bench\r\n\r\n",
+		u.RequestURI(), u.Host))
+	interval := time.Duration(float64(time.Second) / *perSecond)
+	start := time.Now().Add(100 * time.Millisecond)
+	measureFrom, end := start.Add(*warm), start.Add(*warm+*dur)
+	total := int(float64(*warm+*dur) / float64(interval))
+	// Every due time fits in the queue: the schedule never waits for the connections.
+	due := make(chan time.Time, total+1)
+	go func() {
+		for k := 0; k < total; k++ {
+			t := start.Add(time.Duration(k) * interval)
+			time.Sleep(time.Until(t))
+			due <- t
+		}
+		close(due)
+	}()
+	type result struct {
+		lat    []time.Duration
+		errs   map[string]int
+		nbytes int64
+		due    int
+	}
+	results := make([]result, *conns)
+	var wg sync.WaitGroup
+	for i := 0; i < *conns; i++ {
+		wg.Add(1)
+		go func(res *result) {
+			defer wg.Done()
+			res.errs = map[string]int{}
+			var c net.Conn
+			var r *bufio.Reader
+			for t := range due {
+				measured := !t.Before(measureFrom) && t.Before(end)
+				if measured {
+					res.due++
+				}
+				record := func(kind string) {
+					if measured {
+						res.errs[kind]++
+					}
+				}
+				if time.Since(t) > *timeout {
+					record("late")
+					continue
+				}
+				deadline := t.Add(*timeout)
+				if c == nil {
+					d := net.Dialer{Deadline: deadline}
+					nc, err := d.Dial("tcp", addr)
+					if err != nil {
+						record(kind(err))
+						continue
+					}
+					c, r = nc, bufio.NewReaderSize(nc, 64<<10)
+				}
+				c.SetDeadline(deadline)
+				_, err := c.Write(req)
+				var n int64
+				if err == nil {
+					n, err = readResponse(r)
+				}
+				if err != nil {
+					record(kind(err))
+					c.Close()
+					c = nil
+					continue
+				}
+				if measured {
+					res.lat = append(res.lat, time.Since(t))
+					res.nbytes += n
+				}
+			}
+			if c != nil {
+				c.Close()
+			}
+		}(&results[i])
+	}
+	wg.Wait()
+	s := summary{Mode: "rate", Target: *raw, Seconds: dur.Seconds(), ErrorKinds: map[string]int{},
+		TargetRPS: *perSecond}
+	var all []time.Duration
+	for _, res := range results {
+		all = append(all, res.lat...)
+		s.Bytes += res.nbytes
+		s.Due += res.due
+		for k, v := range res.errs {
+			s.ErrorKinds[k] += v
+			s.Errors += v
+		}
+	}
+	fill(&s, all)
+	return s
+}
+
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: load keepalive|burst [flags]")
+		fmt.Fprintln(os.Stderr, "usage: load keepalive|burst|rate [flags]")
 		os.Exit(2)
 	}
 	var s summary
@@ -393,8 +518,10 @@ func main() {
 		s = keepalive(os.Args[2:])
 	case "burst":
 		s = burst(os.Args[2:])
+	case "rate":
+		s = rate(os.Args[2:])
 	default:
-		fmt.Fprintln(os.Stderr, "usage: load keepalive|burst [flags]")
+		fmt.Fprintln(os.Stderr, "usage: load keepalive|burst|rate [flags]")
 		os.Exit(2)
 	}
 	json.NewEncoder(os.Stdout).Encode(s)
