@@ -327,38 +327,45 @@ TEST(JudgeTest, LevelLooksAreDenseEarlyThenGeometric) {
   }
 }
 
-TEST(JudgeTest, TheLevelTestSpendsItsShareAtLevelLooksOnly) {
+TEST(JudgeTest, WithLevelLooksTheLevelTestSpendsItsShareAtLevelLooksOnly) {
   // The canary about 17% worse in twelve intervals.
   const ArmWindows w =
       Arms("latencyP99", Series({95, 97, 99, 100, 101, 103, 96, 98, 102, 100, 99, 101}),
            Series({112, 109, 118, 113, 119, 116, 121, 110, 117, 114, 122, 115}));
   const AnalysisSpec spec = Spec({Metric("latencyP99")}, 6);
+  JudgeOptions levels;
+  levels.level_looks = true;
   const double p = Judge(spec, w, Look{1, 1, false, 1}).metrics[0].p_value;
+  // By default the share is split over every look: the regression waits.
+  Decision every = Judge(spec, w, Look{540 + 30, 1620, false, 3, 540});
+  EXPECT_NEAR(every.metrics[0].alpha, 0.05 / 1620 * kLocationShare, 1e-15);
+  EXPECT_EQ(every.kind, DecisionKind::kWait) << every.message;
   // Three steps of 540 looks, two extensions: the share is split over the steps' level looks
   // and their two earlier step ends, not over 1,620 looks.
   const int level_looks = 3 * (LevelLooksPerStep(540) + 2);
-  Decision d = Judge(spec, w, Look{540 + 30, 1620, false, 3, 540});  // step 2, look 30
+  Decision d = Judge(spec, w, Look{540 + 30, 1620, false, 3, 540}, levels);  // step 2, look 30
   EXPECT_NEAR(d.alpha_look, 0.05 / 1620, 1e-15);
   EXPECT_NEAR(d.metrics[0].alpha, 0.05 * kLocationShare / level_looks, 1e-15);
   // A short step (12 looks, one extension): every look is a level look, counted once, so
   // the share is what it would be over every look, never less.
-  EXPECT_NEAR(Judge(spec, w, Look{5, 36, false, 2, 12}).metrics[0].alpha,
+  EXPECT_NEAR(Judge(spec, w, Look{5, 36, false, 2, 12}, levels).metrics[0].alpha,
               0.05 * kLocationShare / 36, 1e-15);
   // Between level looks the level test shows nothing, however small p is; the onset scan
   // keeps its share of every look.
-  d = Judge(spec, w, Look{540 + 31, 1620, false, 3, 540});
+  d = Judge(spec, w, Look{540 + 31, 1620, false, 3, 540}, levels);
   EXPECT_EQ(d.metrics[0].alpha, 0);
   EXPECT_NEAR(d.metrics[0].onset_alpha, 0.05 / 1620 * kOnsetShare / 2, 1e-15);
   EXPECT_NEAR(d.metrics[0].p_value, p, 1e-12);
   EXPECT_EQ(d.kind, DecisionKind::kWait) << d.message;
   // A step end is a level look wherever it falls.
-  d = Judge(spec, w, Look{540 + 31, 1620, true, 3, 540});
+  d = Judge(spec, w, Look{540 + 31, 1620, true, 3, 540}, levels);
   EXPECT_NEAR(d.metrics[0].alpha, 0.05 * kLocationShare / level_looks, 1e-15);
   // At a level look the regression fails: its p is below the level looks' alpha, though
   // above what an alpha split over all 1,620 looks would be.
   EXPECT_LT(p, 0.05 * kLocationShare / level_looks);
   EXPECT_GT(p, 0.05 * kLocationShare / 1620);
-  EXPECT_EQ(Judge(spec, w, Look{540 + 30, 1620, false, 3, 540}).kind, DecisionKind::kFail);
+  EXPECT_EQ(Judge(spec, w, Look{540 + 30, 1620, false, 3, 540}, levels).kind,
+            DecisionKind::kFail);
 }
 
 TEST(JudgeTest, LooksPerStepAndPlannedLooks) {
