@@ -169,6 +169,45 @@ func readResponseFrom(r *bufio.Reader) (int64, string, error) {
 	return length, from, err
 }
 
+// target parses -url into the address to dial and the request to send on it.
+func target(raw string) (addr string, req []byte, ok bool) {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return "", nil, false
+	}
+	addr = u.Host
+	if u.Port() == "" {
+		addr = net.JoinHostPort(u.Hostname(), "80")
+	}
+	req = []byte(fmt.Sprintf("GET %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: booster-bench\r\n\r\n",
+		u.RequestURI(), u.Host))
+	return addr, req, true
+}
+
+// result is one connection's share of a run: its latencies, errors by kind, bytes read and
+// (rate) the requests due in the measured window it took.
+type result struct {
+	lat    []time.Duration
+	errs   map[string]int
+	nbytes int64
+	due    int
+}
+
+// merge adds the connections' results into s and fills its quantiles.
+func merge(s *summary, results []result) {
+	var all []time.Duration
+	for _, res := range results {
+		all = append(all, res.lat...)
+		s.Bytes += res.nbytes
+		s.Due += res.due
+		for k, v := range res.errs {
+			s.ErrorKinds[k] += v
+			s.Errors += v
+		}
+	}
+	fill(s, all)
+}
+
 func keepalive(args []string) summary {
 	fs := flag.NewFlagSet("keepalive", flag.ExitOnError)
 	raw := fs.String("url", "", "http://HOST[:PORT]/PATH?QUERY")
@@ -180,17 +219,11 @@ func keepalive(args []string) summary {
 		"connection that lands on a pod already holding ceil(c/balance) is closed and dialled "+
 		"again, so every pod gets its share of the connections")
 	fs.Parse(args)
-	u, err := url.Parse(*raw)
-	if err != nil || u.Host == "" {
+	addr, req, ok := target(*raw)
+	if !ok {
 		fmt.Fprintln(os.Stderr, "load keepalive: -url http://HOST[:PORT]/PATH is required")
 		os.Exit(2)
 	}
-	addr := u.Host
-	if u.Port() == "" {
-		addr = net.JoinHostPort(u.Hostname(), "80")
-	}
-	req := []byte(fmt.Sprintf("GET %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: booster-bench\r\n\r\n",
-		u.RequestURI(), u.Host))
 	// dial opens one connection and sends a first request (not recorded) to learn which
 	// pod holds it; with -balance it retries until the pod has room.
 	var bmu sync.Mutex
@@ -243,11 +276,6 @@ func keepalive(args []string) summary {
 	}
 	start := time.Now()
 	measureFrom, end := start.Add(*warm), start.Add(*warm+*dur)
-	type result struct {
-		lat    []time.Duration
-		errs   map[string]int
-		nbytes int64
-	}
 	results := make([]result, *conns)
 	var wg sync.WaitGroup
 	for i := 0; i < *conns; i++ {
@@ -310,16 +338,7 @@ func keepalive(args []string) summary {
 	wg.Wait()
 	s := summary{Mode: "keepalive", Target: *raw, Seconds: dur.Seconds(), ErrorKinds: map[string]int{},
 		ConnsPerPod: perPod}
-	var all []time.Duration
-	for _, res := range results {
-		all = append(all, res.lat...)
-		s.Bytes += res.nbytes
-		for k, v := range res.errs {
-			s.ErrorKinds[k] += v
-			s.Errors += v
-		}
-	}
-	fill(&s, all)
+	merge(&s, results)
 	return s
 }
 
@@ -404,17 +423,11 @@ func rate(args []string) summary {
 	warm := fs.Duration("warmup", 3*time.Second, "unrecorded time before the measurement")
 	timeout := fs.Duration("timeout", 5*time.Second, "longest wait from due to answered")
 	fs.Parse(args)
-	u, err := url.Parse(*raw)
-	if err != nil || u.Host == "" || *perSecond <= 0 || *conns <= 0 {
+	addr, req, ok := target(*raw)
+	if !ok || *perSecond <= 0 || *conns <= 0 {
 		fmt.Fprintln(os.Stderr, "load rate: -url http://HOST[:PORT]/PATH, -rate > 0 and -c > 0 are required")
 		os.Exit(2)
 	}
-	addr := u.Host
-	if u.Port() == "" {
-		addr = net.JoinHostPort(u.Hostname(), "80")
-	}
-	req := []byte(fmt.Sprintf("GET %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: booster-bench\r\n\r\n",
-		u.RequestURI(), u.Host))
 	interval := time.Duration(float64(time.Second) / *perSecond)
 	start := time.Now().Add(100 * time.Millisecond)
 	measureFrom, end := start.Add(*warm), start.Add(*warm+*dur)
@@ -429,12 +442,6 @@ func rate(args []string) summary {
 		}
 		close(due)
 	}()
-	type result struct {
-		lat    []time.Duration
-		errs   map[string]int
-		nbytes int64
-		due    int
-	}
 	results := make([]result, *conns)
 	var wg sync.WaitGroup
 	for i := 0; i < *conns; i++ {
@@ -493,17 +500,7 @@ func rate(args []string) summary {
 	wg.Wait()
 	s := summary{Mode: "rate", Target: *raw, Seconds: dur.Seconds(), ErrorKinds: map[string]int{},
 		TargetRPS: *perSecond}
-	var all []time.Duration
-	for _, res := range results {
-		all = append(all, res.lat...)
-		s.Bytes += res.nbytes
-		s.Due += res.due
-		for k, v := range res.errs {
-			s.ErrorKinds[k] += v
-			s.Errors += v
-		}
-	}
-	fill(&s, all)
+	merge(&s, results)
 	return s
 }
 
