@@ -65,3 +65,16 @@ func TestRateGivesUpOnRequestsDueTooLongAgo(t *testing.T) {
 		t.Fatalf("errors %v, answered %d of %d", s.ErrorKinds, s.Requests, s.Due)
 	}
 }
+
+// The closed loop, for comparison: kept-alive connections, one request after the other.
+func TestKeepaliveAnswersOnKeptAliveConnections(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", "2")
+		w.Write([]byte("ok"))
+	}))
+	defer srv.Close()
+	s := keepalive([]string{"-url", srv.URL + "/", "-c", "4", "-d", "1s", "-warmup", "0s"})
+	if s.Errors != 0 || s.Requests < 100 || s.Bytes != 2*int64(s.Requests) {
+		t.Fatalf("errors %v, %d requests, %d bytes", s.ErrorKinds, s.Requests, s.Bytes)
+	}
+}
