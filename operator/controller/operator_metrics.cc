@@ -107,9 +107,14 @@ void OperatorMetrics::Reconciled(const std::string& ns, const std::string& name,
   prometheus::Gauge& g = verdict_.Add(labels);
   g.Set(absl::ToDoubleSeconds(d->time - absl::UnixEpoch()));
   verdicts_[key] = {labels, &g};
-  // Each such decision once: the status carries it on every later pass too.
-  if (d->dry_run && d->time >= started_ && dry_run_counted_[key] != d->time) {
-    dry_run_counted_[key] = d->time;
+  // Each such decision once: the status carries it on every later pass too, read back at
+  // the status' precision (whole seconds), so the pass that made it and the passes that
+  // read it must agree on the same instant.
+  auto whole_seconds = [](absl::Time t) { return absl::FromUnixSeconds(absl::ToUnixSeconds(t)); };
+  const absl::Time decided = whole_seconds(d->time);
+  if (d->dry_run && decided >= whole_seconds(started_) &&
+      dry_run_counted_[key] != decided) {
+    dry_run_counted_[key] = decided;
     dry_run_.Add({{"namespace", ns}, {"profile", name}, {"verdict", d->verdict}}).Increment();
   }
 }

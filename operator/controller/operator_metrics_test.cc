@@ -36,7 +36,12 @@ TEST(OperatorMetricsTest, CountsEachDryRunDecisionOnceAndNoneMadeBeforeTheProces
   // Written by an earlier process: already counted there.
   metrics.Reconciled("shop", "web", WithDecision("Fail", kStart - absl::Minutes(1), true), {});
   EXPECT_EQ(DryRunCount(metrics, "Fail"), -1);
-  // A decision of this process, seen on every pass that follows: one.
+  // A decision of this process, seen on every pass that follows: one. The pass that made it
+  // holds its time to the nanosecond, the later ones read it back from the status in whole
+  // seconds (the chart e2e counted two before).
+  metrics.Reconciled(
+      "shop", "web",
+      WithDecision("Fail", kStart + absl::Minutes(1) + absl::Milliseconds(456), true), {});
   const rollout::RolloutStatus fail = WithDecision("Fail", kStart + absl::Minutes(1), true);
   for (int i = 0; i < 3; ++i) metrics.Reconciled("shop", "web", fail, {});
   EXPECT_EQ(DryRunCount(metrics, "Fail"), 1);
