@@ -111,7 +111,7 @@ std::string Percent(double change) {
 
 struct Alphas {
   double look = 0;         // this look's share of 1 - confidence
-  double location = 0;     // per metric, canary worse over the step; 0 between level looks
+  double location = 0;     // per metric, canary worse over the step (level looks: 0 between)
   double onset = 0;        // per metric and CUSUM reference, canary worse lately
   double spread = 0;       // per metric, spread blow-up (step ends)
   double pass = 0;         // shown no worse, and the improvement required (step ends)

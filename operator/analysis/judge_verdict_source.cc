@@ -169,7 +169,8 @@ Verdict ToVerdict(const Decision& decision) {
                                                 ? (e.change_percent > 0 ? "+inf" : "-inf")
                                                 : Num(e.change_percent);
     v.evidence[e.name + ".pValue"] = Num(e.p_value);
-    // What the level test's p was held to at this look: 0 between level looks.
+    // What the level test's p was held to at this look (0 between level looks, with
+    // JudgeOptions::level_looks).
     if (!std::isnan(e.alpha)) v.evidence[e.name + ".alpha"] = Num(e.alpha);
     if (!e.method.empty()) v.evidence[e.name + ".method"] = e.method;
     if (e.baseline_pods > 0 || e.canary_pods > 0) {
