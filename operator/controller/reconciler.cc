@@ -19,6 +19,7 @@
 #include "operator/rollout/profile/names.h"
 #include "operator/rollout/profile/spec.h"
 #include "operator/rollout/profile/status_codec.h"
+#include "operator/search/driver.h"
 
 namespace booster::controller {
 namespace {
@@ -336,7 +337,23 @@ absl::StatusOr<kube::Result> ProfileReconciler::Reconcile(const std::string& key
   if (options_.namespace_refusal) obs.namespace_refusal = options_.namespace_refusal(ns);
   obs.rejected_pods = RejectedPods(ns, key);
   const absl::Time now = clock_->Now();
-  rollout::Plan plan = rollout::Reconcile(*profile, obs, *verdicts_, now, options_.mutation);
+  // The search (spec.search) first: it ends a trial whose rollout ended, starts the next,
+  // and gives the state machine the profile to roll out (the running trial's tuning).
+  search::SearchPass search = search::DriveSearch(*profile, now);
+  rollout::Plan plan = rollout::Reconcile(search.profile, obs, *verdicts_, now, options_.mutation);
+  if (plan.claimed_by.empty()) {
+    plan.status_changed |= plan.status.search != profile->status.search;
+    auto at = plan.actions.end();
+    if (!plan.actions.empty() && plan.actions.back().type == ActionType::kRequeueAfter) --at;
+    for (const search::SearchEvent& e : search.events) {
+      Action a;
+      a.type = ActionType::kRecordEvent;
+      a.event_type = e.warning ? "Warning" : "Normal";
+      a.reason = e.reason;
+      a.message = e.message;
+      at = plan.actions.insert(at, std::move(a)) + 1;
+    }
+  }
   const std::string phase(rollout::PhaseName(plan.status.phase));
   if (!plan.claimed_by.empty()) {
     ReportForeign(key, *cached, plan.claimed_by);

@@ -1,6 +1,7 @@
 // The BoosterProfile reconciler: the thin I/O shell around rollout::Reconcile. For one
 // profile key it reads the profile, its target and canary Deployments and any HPA that
-// scales the target from informer stores, asks the state machine for the next status and
+// scales the target from informer stores, lets the search (operator/search/driver.h) pick
+// the tuning a search profile rolls out, asks the state machine for the next status and
 // actions, writes the status first (PUT /status with the resourceVersion read; a 409 means
 // nothing is acted on and the key is retried), then records the pass's Events, and only
 // then carries out the actions in order with the Kubernetes client. The first failing

@@ -177,9 +177,12 @@ Json SearchStateToJson(const SearchState& state) {
   for (const Trial& t : state.trials) {
     Json tj = {{"number", t.number}, {"knob", t.knob}, {"value", t.value},
                {"baseline", t.baseline}, {"tuning", t.tuning}};
+    if (!t.started.empty()) tj["started"] = t.started;
+    if (t.objective_so_far.has_value()) tj["objectiveSoFarPercent"] = *t.objective_so_far;
     if (t.outcome.has_value()) {
       tj["result"] = ResultName(t.outcome->result);
       tj["reason"] = t.outcome->reason;
+      if (!t.outcome->message.empty()) tj["message"] = t.outcome->message;
       if (t.outcome->objective_improvement_percent.has_value()) {
         tj["objectiveImprovementPercent"] = *t.outcome->objective_improvement_percent;
       }
@@ -212,6 +215,10 @@ absl::StatusOr<SearchState> SearchStateFromJson(const Json& j) {
     t.value = tj["value"];
     t.baseline = tj["baseline"];
     t.tuning = tj["tuning"];
+    if (tj.contains("started") && tj["started"].is_string()) t.started = tj["started"];
+    if (tj.contains("objectiveSoFarPercent") && tj["objectiveSoFarPercent"].is_number()) {
+      t.objective_so_far = tj["objectiveSoFarPercent"].get<double>();
+    }
     if (tj.contains("result")) {
       const std::optional<TrialResult> r =
           tj["result"].is_string() ? ResultFromName(tj["result"].get<std::string>()) : std::nullopt;
@@ -222,6 +229,7 @@ absl::StatusOr<SearchState> SearchStateFromJson(const Json& j) {
       TrialOutcome o;
       o.result = *r;
       o.reason = tj.value("reason", "");
+      o.message = tj.value("message", "");
       if (tj.contains("objectiveImprovementPercent") &&
           tj["objectiveImprovementPercent"].is_number()) {
         o.objective_improvement_percent = tj["objectiveImprovementPercent"].get<double>();

@@ -1,7 +1,7 @@
 // The tuning search: which trial comes next, and what a trial's outcome makes of the best
 // tuning so far. Pure: no I/O, no clock; the caller runs each trial as a canary of
-// `Trial::tuning` against `Trial::baseline` and reports how it ended. Not yet wired into
-// the operator (no spec.search field reads it).
+// `Trial::tuning` against `Trial::baseline` and reports how it ended. The operator runs it
+// through driver.h (spec.search, status.search).
 //
 //   SearchState state = StartSearch(spec, current_tuning_json);
 //   while (std::optional<Trial> t = NextTrial(spec, state)) {     // after a restart: the
@@ -68,7 +68,8 @@ struct TrialOutcome {
   // The objective's change against the trial's baseline in percent, positive = better
   // (direction adjusted); unset when the judge gave none.
   std::optional<double> objective_improvement_percent;
-  std::string reason;  // the verdict's reason ("AnalysisFailed", "MetricsPassed", ...)
+  std::string reason;   // why it ended ("MetricsPassed", "AnalysisFailed", "Inconclusive", ...)
+  std::string message;  // the rollout's own words on how it ended
 };
 
 struct Trial {
@@ -79,6 +80,10 @@ struct Trial {
   Json tuning;    // baseline with knob = value
   std::optional<TrialOutcome> outcome;  // unset while it runs
   bool running = false;  // NextTrial: this is the state's running trial, not a new one
+  // Carried for the caller, not read here: when the trial started (RFC 3339), and the
+  // objective's latest change the judge showed while it ran (positive = better).
+  std::string started;
+  std::optional<double> objective_so_far;
 };
 
 struct SearchState {

@@ -18,6 +18,7 @@
 #include "operator/rollout/profile/json_fields.h"
 #include "operator/rollout/profile/metric_names.h"
 #include "operator/rollout/profile/names.h"
+#include "operator/rollout/profile/search_spec.h"
 #include "operator/rollout/profile/spec_fields.h"
 #include "operator/rollout/profile/status_codec.h"
 #include "operator/rollout/profile/time_text.h"
@@ -37,6 +38,7 @@ using profile_internal::GetInt;
 using profile_internal::GetNumber;
 using profile_internal::GetString;
 using profile_internal::IntAt;
+using profile_internal::ParseSearch;
 using profile_internal::ParseTuning;
 using profile_internal::SpecErrors;
 using profile_internal::StringAt;
@@ -324,12 +326,16 @@ absl::StatusOr<ProfileSpec> ParseSpec(const Json& spec) {
   SpecErrors errors;
   ProfileSpec out;
   out.rollout.analysis.metrics = DefaultMetrics();  // mode Metrics (the default), none listed
-  if (!CheckObject(spec, "spec", {"targetRef", "tuning", "rollout"}, errors)) {
+  if (!CheckObject(spec, "spec", {"targetRef", "tuning", "rollout", "search"}, errors)) {
     return absl::InvalidArgumentError(errors.Joined());
   }
   ParseTargetRef(Field(spec, "targetRef"), out.target_ref, errors);
   if (const Json* t = Field(spec, "tuning")) ParseTuning(*t, out.tuning, errors);
   if (const Json* r = Field(spec, "rollout")) ParseRollout(*r, out.rollout, errors);
+  if (const Json* s = Field(spec, "search")) {
+    out.search.emplace();
+    ParseSearch(*s, out.tuning, out.rollout.analysis, *out.search, errors);
+  }
   if (!errors.empty()) return absl::InvalidArgumentError(errors.Joined());
   return out;
 }

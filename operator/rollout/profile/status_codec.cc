@@ -49,6 +49,9 @@ RolloutStatus ParseStatus(const Json& j) {
   s.rollout_hash = StringAt(j, "rolloutHash");
   s.experiment_hash = StringAt(j, "experimentHash");
   s.baseline_tuning = StringAt(j, "baselineTuning");
+  if (const Json* search = Field(j, "search"); search != nullptr && search->is_object()) {
+    s.search = *search;
+  }
   s.phase_start_time = TimeAt(j, "phaseStartTime");
   s.step_start_time = TimeAt(j, "stepStartTime");
   s.analysis_start_time = TimeAt(j, "analysisStartTime");
@@ -124,6 +127,7 @@ Json StatusToJson(const RolloutStatus& s) {
   if (!s.rollout_hash.empty()) j["rolloutHash"] = s.rollout_hash;
   if (!s.experiment_hash.empty()) j["experimentHash"] = s.experiment_hash;
   if (!s.baseline_tuning.empty()) j["baselineTuning"] = s.baseline_tuning;
+  if (s.search.is_object()) j["search"] = s.search;
   PutTime(j, "phaseStartTime", s.phase_start_time);
   PutTime(j, "stepStartTime", s.step_start_time);
   PutTime(j, "analysisStartTime", s.analysis_start_time);

@@ -112,10 +112,26 @@ struct RolloutSpec {
   AnalysisSpec analysis;
 };
 
+// spec.search: the tuning search (docs/search.md). One candidate knob: `knob` as the spec
+// names it ("runtime.go.gogc", or "sysctl net.core.somaxconn" for `sysctl:`), `path` the
+// JSON pointer into TuningToJson's object, `values` as TuningToJson writes them.
+struct SearchKnob {
+  std::string knob;
+  std::string path;
+  std::vector<Json> values;
+};
+struct SearchSpec {
+  std::vector<SearchKnob> knobs;
+  std::string objective;  // a metric name (metric_names.h)
+  double min_improvement_percent = 5;
+  int max_trials = 8;
+};
+
 struct ProfileSpec {
   TargetRef target_ref;
   Tuning tuning;
   RolloutSpec rollout;
+  std::optional<SearchSpec> search;
 };
 
 enum class Phase {
@@ -231,6 +247,9 @@ struct RolloutStatus {
   std::optional<Decision> last_decision;
   std::optional<ArmsReport> arms;  // set while a step is analysed
   std::vector<Condition> conditions;
+  // status.search: the search's trial table (operator/search/driver.h writes it; the
+  // rollout state machine carries it through untouched). null = no search.
+  Json search;
 
   bool operator==(const RolloutStatus&) const = default;
 };
