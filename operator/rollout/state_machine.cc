@@ -789,8 +789,9 @@ bool Machine::NewRevision() {
 }
 
 // The kubelet refused a canary pod for a reason of the tuning's own (a sysctl the node
-// does not allow): no pod of this tuning will ever run here, so waiting for the progress
-// deadline only keeps failed pods coming. Roll back now and say why.
+// does not allow), or a canary container was OOM-killed (memory is a guardrail of its own:
+// a tuning that outgrows the limit fails at once, not after the step): waiting for the
+// progress deadline only keeps failed pods coming. Roll back now and say why.
 bool Machine::CanaryRejected() {
   for (const RejectedPod& pod : obs_.rejected_pods) {
     if (pod.arm != kArmCanary) continue;
@@ -802,6 +803,11 @@ bool Machine::CanaryRejected() {
       absl::StrAppend(&msg,
                       ". Allow the sysctl on the nodes (kubelet --allowed-unsafe-sysctls) or "
                       "remove it from spec.tuning.sysctls");
+    } else if (pod.reason == "OOMKilled") {
+      absl::StrAppend(&msg,
+                      ". The tuning lets the app use more memory than the pod may (a GOMEMLIMIT "
+                      "above the limit, GOGC off, another allocator): raise the memory limit "
+                      "or change the tuning");
     }
     SetCond(kConditionTuningRejected, true, pod.reason, msg);
     StartRollback(pod.reason, msg);
@@ -1923,13 +1929,41 @@ void Machine::AppendRequeue(Plan& plan) const {
 
 }  // namespace
 
+namespace {
+
+// "container app was OOM-killed: ..." for the first container of `pod` whose
+// current or last state is a termination by the kernel's OOM killer; "" when none.
+std::string OomKilled(const Json& pod) {
+  Json::json_pointer cp("/status/containerStatuses");
+  if (!pod.contains(cp) || !pod.at(cp).is_array()) return "";
+  for (const Json& c : pod.at(cp)) {
+    for (const char* reason : {"/state/terminated/reason", "/lastState/terminated/reason"}) {
+      if (StringAt(c, reason) != "OOMKilled") continue;
+      return absl::StrCat("container ", StringAt(c, "/name"),
+                          " was OOM-killed: it reached its memory limit");
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
 std::optional<RejectedPod> ObserveRejectedPod(const Json& pod) {
-  if (!pod.is_object() || StringAt(pod, "/status/phase") != "Failed") return std::nullopt;
+  if (!pod.is_object()) return std::nullopt;
   RejectedPod r;
-  r.reason = StringAt(pod, "/status/reason");
-  if (r.reason != "SysctlForbidden") return std::nullopt;
+  if (StringAt(pod, "/status/phase") == "Failed" &&
+      StringAt(pod, "/status/reason") == "SysctlForbidden") {
+    r.reason = "SysctlForbidden";
+    r.message = StringAt(pod, "/status/message");
+  } else if (std::string oom = OomKilled(pod);
+             !oom.empty() && StringAt(pod, "/metadata/deletionTimestamp").empty()) {
+    // A pod on its way out (an earlier canary's) says nothing of the current one.
+    r.reason = "OOMKilled";
+    r.message = std::move(oom);
+  } else {
+    return std::nullopt;
+  }
   r.name = StringAt(pod, "/metadata/name");
-  r.message = StringAt(pod, "/status/message");
   Json::json_pointer lp("/metadata/labels");
   if (pod.contains(lp) && pod.at(lp).is_object()) {
     auto arm = pod.at(lp).find(kArmLabel);

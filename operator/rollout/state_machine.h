@@ -96,9 +96,10 @@ struct DeploymentView {
 // Deployment that does not exist.
 DeploymentView ObserveDeployment(const Json& deployment);
 
-// A pod of the profile that the kubelet refused to run for a reason the tuning causes and
-// no retry can cure (status.phase Failed, status.reason SysctlForbidden: a sysctl the node
-// does not allow). See ObserveRejectedPod.
+// A pod of the profile that cannot run with the tuning: the kubelet refused it for a reason
+// the tuning causes and no retry can cure (status.phase Failed, status.reason
+// SysctlForbidden: a sysctl the node does not allow), or a container of it was OOM-killed
+// (reason OOMKilled). See ObserveRejectedPod.
 struct RejectedPod {
   std::string name;
   std::string arm;      // its booster.dev/arm label
@@ -106,8 +107,9 @@ struct RejectedPod {
   std::string message;  // status.message
 };
 
-// The RejectedPod a pod is, or nullopt: only a Failed pod whose status.reason is one of
-// the kubelet's admission refusals a tuning causes (SysctlForbidden).
+// The RejectedPod a pod is, or nullopt: a Failed pod whose status.reason is one of the
+// kubelet's admission refusals a tuning causes (SysctlForbidden), or a pod not being
+// deleted with a container whose state or lastState is terminated with reason OOMKilled.
 std::optional<RejectedPod> ObserveRejectedPod(const Json& pod);
 
 // What the canary's agents said in their Applied messages about the knobs of the tuning

@@ -871,6 +871,45 @@ TEST(ReconcileTest, KnobsTheCanaryAgentsCouldNotApplyAreAConditionAndOneWarning)
   Drive(sim, verdicts, [&] { return sim.phase() == Phase::kPromoted; });
 }
 
+TEST(ObserveRejectedPodTest, AnOomKilledContainerNowOrBeforeAPodBeingDeletedIsNot) {
+  Json pod = Json::parse(R"({"metadata": {"name": "c1", "labels": {"booster.dev/arm": "canary"}},
+      "status": {"phase": "Running", "containerStatuses": [
+        {"name": "booster-agent", "state": {"running": {}}},
+        {"name": "app", "restartCount": 1, "state": {"running": {}},
+         "lastState": {"terminated": {"exitCode": 137, "reason": "OOMKilled"}}}]}})");
+  std::optional<RejectedPod> r = ObserveRejectedPod(pod);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->reason, "OOMKilled");
+  EXPECT_EQ(r->arm, "canary");
+  EXPECT_THAT(r->message, HasSubstr("container app was OOM-killed"));
+  Json now = pod;
+  now["status"]["containerStatuses"][1]["state"] = now["status"]["containerStatuses"][1]["lastState"];
+  now["status"]["containerStatuses"][1].erase("lastState");
+  EXPECT_TRUE(ObserveRejectedPod(now).has_value());
+  Json going = pod;
+  going["metadata"]["deletionTimestamp"] = "2026-12-05T12:00:00Z";
+  EXPECT_FALSE(ObserveRejectedPod(going).has_value());
+  Json error = pod;
+  error["status"]["containerStatuses"][1]["lastState"]["terminated"]["reason"] = "Error";
+  EXPECT_FALSE(ObserveRejectedPod(error).has_value());
+}
+
+TEST(ReconcileTest, AnOomKilledCanaryPodRollsBackAtOnce) {
+  Sim sim(4);
+  TimeVerdictSource verdicts;
+  Drive(sim, verdicts, [&] { return sim.phase() == Phase::kProgressing; });
+  sim.rejected = {{"web-booster-x1", std::string(kArmCanary), "OOMKilled",
+                   "container app was OOM-killed: it reached its memory limit"}};
+  sim.now() += absl::Seconds(5);
+  sim.Step(verdicts, false);
+  EXPECT_EQ(sim.phase(), Phase::kRollingBack);
+  EXPECT_EQ(sim.status().last_transition->reason, "OOMKilled");
+  EXPECT_THAT(sim.Cond(kConditionTuningRejected).message, HasSubstr("raise the memory limit"));
+  sim.rejected.clear();
+  Drive(sim, verdicts, [&] { return sim.phase() == Phase::kRolledBack; });
+  EXPECT_EQ(sim.TargetReplicas(), 4);
+}
+
 TEST(ObserveRejectedPodTest, OnlyAFailedPodTheKubeletRefusedForASysctl) {
   Json pod = Json::parse(R"({"metadata": {"name": "p", "labels": {"booster.dev/arm": "canary"}},
       "status": {"phase": "Failed", "reason": "SysctlForbidden",
