@@ -1,6 +1,7 @@
 #include "operator/plugin/evidence.h"
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 
 #include "absl/strings/match.h"
@@ -8,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "operator/plugin/table.h"
+#include "operator/rollout/profile/search_spec.h"
 #include "operator/rollout/profile/status_codec.h"
 
 namespace booster::plugin {
@@ -85,6 +87,62 @@ std::vector<MetricEvidence> MetricRows(const std::map<std::string, std::string>&
   return rows;
 }
 
+namespace {
+
+// "31.2% better", "210% worse", "-" for none.
+std::string ObjectiveCell(const Json& v, const char* suffix = "") {
+  if (!v.is_number()) return "-";
+  const double x = v.get<double>();
+  if (x == 0) return absl::StrCat("unchanged", suffix);
+  return absl::StrCat(std::round(std::fabs(x) * 10) / 10, "% ", x > 0 ? "better" : "worse",
+                      suffix);
+}
+
+std::string ChangeCell(const Json& t) {
+  const Json value = t.value("value", Json());
+  return absl::StrCat(rollout::SearchKnobName(t.value("knob", "")), " = ",
+                      value.is_string() ? value.get<std::string>() : value.dump());
+}
+
+}  // namespace
+
+std::string RenderSearch(const Json& search) {
+  if (!search.is_object()) return "";
+  const std::string phase = search.value("phase", "");
+  std::string head = absl::StrCat("Search: ", phase.empty() ? "-" : phase);
+  if (!search.value("reason", "").empty()) absl::StrAppend(&head, " (", search.value("reason", ""), ")");
+  if (!search.value("message", "").empty()) absl::StrAppend(&head, ": ", search.value("message", ""));
+  std::string out = head + "\n";
+  const Json trials = search.value("trials", Json::array());
+  std::string best = "the profile's own tuning";
+  for (const Json& t : trials) {
+    if (t.is_object() && t.value("result", "") == "Kept") {
+      best = absl::StrCat(ChangeCell(t), " (trial ", t.value("number", 0), ")");
+    }
+  }
+  absl::StrAppend(&out, "Objective: ", search.value("objective", "-"), "; best so far: ", best,
+                  "\n");
+  if (phase == "Base") {
+    absl::StrAppend(&out, "The profile's own tuning goes out first; the trials start from it.\n");
+  }
+  if (!trials.is_array() || trials.empty()) return out;
+  std::vector<std::vector<std::string>> rows;
+  for (const Json& t : trials) {
+    if (!t.is_object()) continue;
+    const bool running = !t.contains("result");
+    rows.push_back({absl::StrCat(t.value("number", 0)), ChangeCell(t),
+                    running ? "Running" : t.value("result", "-"),
+                    running ? t.value("rollbackReason", "-") : t.value("reason", "-"),
+                    running ? ObjectiveCell(t.value("objectiveSoFarPercent", Json()), " so far")
+                            : ObjectiveCell(t.value("objectiveImprovementPercent", Json())),
+                    t.value("started", "-")});
+  }
+  absl::StrAppend(&out, "\n",
+                  RenderTable({"TRIAL", "CHANGE", "RESULT", "REASON", "OBJECTIVE", "STARTED"},
+                              rows));
+  return out;
+}
+
 std::string RenderExplain(const Json& profile) {
   const std::string name = Str(profile, "/metadata/name");
   const std::string ns = Str(profile, "/metadata/namespace");
@@ -102,6 +160,10 @@ std::string RenderExplain(const Json& profile) {
                     "Dry run (spec.rollout.analysis.dryRun): verdicts are reported, but a Fail "
                     "or an Inconclusive that would roll back does not; the step runs to its end "
                     "and advances.\n");
+  }
+  if (profile.contains("status") && profile["status"].is_object() &&
+      profile["status"].contains("search")) {
+    absl::StrAppend(&out, RenderSearch(profile["status"]["search"]), "\n");
   }
   if (!status.last_decision) {
     absl::StrAppend(&out, "No verdict yet: the first step has not been judged.\n");

@@ -5,7 +5,8 @@
 // judge_verdict_source.cc); the time source writes "judge: time", "observed" and
 // "required" (operator/rollout/verdict.cc). A profile in dry run (spec.rollout.analysis.dryRun)
 // says so, and a verdict dry run kept from rolling back (status.lastDecision.dryRun) says what
-// it would have done. Pure.
+// it would have done. A profile with a search (status.search) gets the search's phase and
+// its trial table first (RenderSearch). Pure.
 //
 //   std::cout << RenderExplain(profile_json);
 #ifndef BOOSTER_OPERATOR_PLUGIN_EVIDENCE_H_
@@ -34,6 +35,11 @@ struct MetricEvidence {
 // spec.rollout.analysis.metrics) and then alphabetically.
 std::vector<MetricEvidence> MetricRows(const std::map<std::string, std::string>& evidence,
                                        const std::vector<std::string>& order = {});
+
+// The search's part of `explain` for status.search (operator/search/driver.h): its phase,
+// the best so far, and one row per trial (number, change, result, reason, the objective's
+// change, "so far" while it runs). "" for no search.
+std::string RenderSearch(const nlohmann::json& search);
 
 // The whole `explain` output for a BoosterProfile object.
 std::string RenderExplain(const nlohmann::json& profile);

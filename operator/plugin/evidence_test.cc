@@ -159,3 +159,48 @@ TEST(RenderExplainTest, NoVerdictYet) {
 
 }  // namespace
 }  // namespace booster::plugin
+
+namespace booster::plugin {
+namespace {
+
+TEST(RenderSearchTest, ThePhaseTheBestAndOneRowPerTrial) {
+  const nlohmann::json search = nlohmann::json::parse(R"({
+    "phase": "Searching", "objective": "cpuPerRequest", "best": {},
+    "trials": [
+      {"number": 1, "knob": "/runtime/go/gomemlimit", "value": "24MiB", "result": "RolledBack",
+       "reason": "AnalysisFailed", "objectiveImprovementPercent": -210.34,
+       "started": "2026-12-05T12:00:00Z"},
+      {"number": 2, "knob": "/runtime/go/gogc", "value": "400", "result": "Kept",
+       "reason": "MetricsPassed", "objectiveImprovementPercent": 31.25,
+       "started": "2026-12-05T12:02:00Z"},
+      {"number": 3, "knob": "/sysctls/net.core.somaxconn", "value": "4096",
+       "objectiveSoFarPercent": 0, "started": "2026-12-05T12:04:00Z"}]})");
+  const std::string out = RenderSearch(search);
+  EXPECT_EQ(out,
+            "Search: Searching\n"
+            "Objective: cpuPerRequest; best so far: runtime.go.gogc = 400 (trial 2)\n"
+            "\n"
+            "TRIAL   CHANGE                             RESULT       REASON           OBJECTIVE          STARTED\n"
+            "1       runtime.go.gomemlimit = 24MiB      RolledBack   AnalysisFailed   210.3% worse       2026-12-05T12:00:00Z\n"
+            "2       runtime.go.gogc = 400              Kept         MetricsPassed    31.3% better       2026-12-05T12:02:00Z\n"
+            "3       sysctl net.core.somaxconn = 4096   Running      -                unchanged so far   2026-12-05T12:04:00Z\n")
+      << out;
+  EXPECT_EQ(RenderSearch(nlohmann::json()), "");
+}
+
+TEST(RenderSearchTest, ExplainShowsTheSearchBeforeTheVerdict) {
+  const nlohmann::json profile = nlohmann::json::parse(R"({
+    "metadata": {"name": "web", "namespace": "shop"},
+    "status": {"phase": "Pending", "search": {"phase": "Done", "reason": "Exhausted",
+      "message": "every candidate tried after 0 trials, 0 kept", "objective": "latencyP99",
+      "trials": []}}})");
+  const std::string out = RenderExplain(profile);
+  EXPECT_NE(out.find("Search: Done (Exhausted): every candidate tried after 0 trials"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("best so far: the profile's own tuning"), std::string::npos) << out;
+  EXPECT_LT(out.find("Search:"), out.find("No verdict yet")) << out;
+}
+
+}  // namespace
+}  // namespace booster::plugin

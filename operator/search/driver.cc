@@ -11,6 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "operator/rollout/profile/hash.h"
 #include "operator/rollout/profile/metric_names.h"
+#include "operator/rollout/profile/names.h"
 #include "operator/rollout/profile/search_spec.h"
 #include "operator/rollout/profile/time_text.h"
 #include "operator/rollout/profile/tuning.h"
@@ -250,6 +251,10 @@ SearchPass DriveSearch(const rollout::Profile& profile, absl::Time now) {
         t.objective_so_far = v;
       }
     }
+    if (ours && rs.phase == Phase::kRollingBack && rs.last_transition.has_value() &&
+        rs.last_transition->to == rollout::PhaseName(Phase::kRollingBack)) {
+      t.rollback_reason = rs.last_transition->reason;  // AnalysisFailed, OOMKilled, ...
+    }
     if (ours && (rs.phase == Phase::kPromoted || rs.phase == Phase::kRolledBack)) {
       TrialOutcome o;
       o.objective_improvement_percent = t.objective_so_far;
@@ -265,9 +270,10 @@ SearchPass DriveSearch(const rollout::Profile& profile, absl::Time now) {
       } else {
         o.result = TrialResult::kRolledBack;
         const bool judged = decision != nullptr && decision->verdict != "Pass";
-        o.reason = judged ? decision->reason : "RolledBack";
-        o.message = judged ? decision->message
-                           : (rs.last_transition ? rs.last_transition->message : "");
+        o.reason = !t.rollback_reason.empty() ? t.rollback_reason
+                   : judged                   ? decision->reason
+                                              : "RolledBack";
+        o.message = rs.last_transition ? rs.last_transition->message : "";
         event(false, "TrialNotKept",
               absl::StrCat("trial ", t.number, " (", change, ") not kept (", o.reason, "): ",
                            ObjectiveText(objective, o.objective_improvement_percent),

@@ -117,6 +117,11 @@ class World {
     rollout::Observations obs{rollout::ObserveDeployment(api_.target()),
                               rollout::ObserveDeployment(api_.canary()), ""};
     obs.baseline = rollout::ObserveDeployment(api_.baseline());
+    // The canary's pods are OOM-killed while a tuning of `oom` runs there.
+    if (!api_.canary().is_null() && oom && oom(judge.canary)) {
+      obs.rejected_pods = {{"web-booster-x", "canary", "OOMKilled",
+                            "container app was OOM-killed: it reached its memory limit"}};
+    }
     rollout::Plan plan = rollout::Reconcile(pass.profile, obs, judge, now_);
     profile_["status"] = rollout::StatusToJson(plan.status);
     for (size_t i = 0; i < plan.actions.size() && i < execute; ++i) {
@@ -155,6 +160,7 @@ class World {
 
   WorldJudge judge;
   std::vector<SearchEvent> events;
+  std::function<bool(const Json& tuning)> oom;
 
  private:
   Json profile_;
@@ -190,7 +196,7 @@ TEST(DriveSearchTest, FindsTheBestTuningOneChangeAtATimeAndTheTargetRunsIt) {
   EXPECT_EQ(s["trials"][2]["objectiveImprovementPercent"], 6.0);
   EXPECT_EQ(s["trials"][3]["objectiveImprovementPercent"], -2.0);
   EXPECT_EQ(s["trials"][3]["reason"], "AnalysisFailed");
-  EXPECT_EQ(s["trials"][0]["reason"], "Inconclusive");
+  EXPECT_EQ(s["trials"][0]["reason"], "AnalysisInconclusive");
   // Each trial was judged against the best of its time, which the target ran.
   EXPECT_EQ(s["trials"][3]["baseline"]["runtime"]["go"]["gogc"], "400");
   EXPECT_EQ(s["trials"][1]["baseline"], rollout::TuningToJson(rollout::Tuning{}));
@@ -210,6 +216,28 @@ TEST(DriveSearchTest, FindsTheBestTuningOneChangeAtATimeAndTheTargetRunsIt) {
   EXPECT_NE(w.events.back().message.find("the best is trial 3 (runtime.go.gogc = 400)"),
             std::string::npos)
       << w.events.back().message;
+}
+
+TEST(DriveSearchTest, AnOomKilledTrialIsRolledBackAtOnceAndTheSearchGoesOn) {
+  Json spec = SearchSpecJson();
+  spec["search"]["knobs"] = Json::parse(R"([{"knob": "runtime.go.gogc", "values": [400, 5000]},
+      {"knob": "runtime.preload.allocator", "values": ["jemalloc"]}])");
+  World w(spec);
+  w.oom = [](const Json& t) { return t["runtime"]["go"].value("gogc", "") == "5000"; };
+  w.judge.score = [](const Json& t) {
+    return DefaultScore(t) + (t["runtime"]["go"].value("gogc", "") == "5000" ? 30 : 0);
+  };
+  w.RunToEnd();
+  const Json s = w.Search();
+  EXPECT_EQ(Table(s), (std::vector<std::string>{"/runtime/go/gogc=400:Kept",
+                                                "/runtime/go/gogc=5000:RolledBack",
+                                                "/runtime/preload/allocator=jemalloc:RolledBack"}));
+  // Rolled back for the OOM kill before any verdict: no objective figure, though the judge
+  // would have liked it.
+  EXPECT_EQ(s["trials"][1]["reason"], "OOMKilled");
+  EXPECT_FALSE(s["trials"][1].contains("objectiveImprovementPercent"));
+  EXPECT_EQ(s["best"]["runtime"]["go"]["gogc"], "400");
+  EXPECT_EQ(*w.TargetTuning(), s["best"]);
 }
 
 TEST(DriveSearchTest, StopsAtMaxTrialsWithTheBestOnTheTarget) {

@@ -179,6 +179,7 @@ Json SearchStateToJson(const SearchState& state) {
                {"baseline", t.baseline}, {"tuning", t.tuning}};
     if (!t.started.empty()) tj["started"] = t.started;
     if (t.objective_so_far.has_value()) tj["objectiveSoFarPercent"] = *t.objective_so_far;
+    if (!t.rollback_reason.empty()) tj["rollbackReason"] = t.rollback_reason;
     if (t.outcome.has_value()) {
       tj["result"] = ResultName(t.outcome->result);
       tj["reason"] = t.outcome->reason;
@@ -216,6 +217,9 @@ absl::StatusOr<SearchState> SearchStateFromJson(const Json& j) {
     t.baseline = tj["baseline"];
     t.tuning = tj["tuning"];
     if (tj.contains("started") && tj["started"].is_string()) t.started = tj["started"];
+    if (tj.contains("rollbackReason") && tj["rollbackReason"].is_string()) {
+      t.rollback_reason = tj["rollbackReason"];
+    }
     if (tj.contains("objectiveSoFarPercent") && tj["objectiveSoFarPercent"].is_number()) {
       t.objective_so_far = tj["objectiveSoFarPercent"].get<double>();
     }

@@ -80,10 +80,12 @@ struct Trial {
   Json tuning;    // baseline with knob = value
   std::optional<TrialOutcome> outcome;  // unset while it runs
   bool running = false;  // NextTrial: this is the state's running trial, not a new one
-  // Carried for the caller, not read here: when the trial started (RFC 3339), and the
-  // objective's latest change the judge showed while it ran (positive = better).
+  // Carried for the caller, not read here: when the trial started (RFC 3339), the
+  // objective's latest change the judge showed while it ran (positive = better), and why
+  // its rollout is being rolled back, once it is.
   std::string started;
   std::optional<double> objective_so_far;
+  std::string rollback_reason;
 };
 
 struct SearchState {

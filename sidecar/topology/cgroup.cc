@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -24,16 +25,26 @@ bool HasController(const std::vector<std::string>& list, absl::string_view c) {
   return std::find(list.begin(), list.end(), c) != list.end();
 }
 
+// The directory of cgroup `path` under mount `m`, or "" when the mount does not show it.
 std::string JoinCgroupPath(const CgroupMount& m, const std::string& path) {
+  // "/.." steps out of the reader's cgroup namespace: a sibling's cgroup, not under any
+  // directory of this mount.
+  if (absl::StrContains(path, "/..")) return "";
   std::string rel;
   if (m.root == "/") {
     rel = path;
-  } else if (path.rfind(m.root, 0) == 0) {
+  } else if (path.rfind(m.root, 0) == 0 &&
+             (path.size() == m.root.size() || path[m.root.size()] == '/')) {
     rel = path.substr(m.root.size());
-  } else {
-    // A cgroup namespace or a container mount showing only its own cgroup: the mount
-    // point is the process's cgroup.
+  } else if (path == "/") {
+    // A process at the root of a cgroup namespace whose mount shows its own cgroup.
     rel = "";
+  } else {
+    // A container's mount shows only its own cgroup: a process of another container (the
+    // app, seen from the agent's container) is in a sibling this mount does not show.
+    // Its own mount point would be the reader's cgroup, whose CPU and quota are not the
+    // target's.
+    return "";
   }
   if (rel == "/") rel = "";
   return m.mount_point + rel;

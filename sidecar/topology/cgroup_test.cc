@@ -57,13 +57,39 @@ TEST(CgroupTest, ResolvesV2) {
 }
 
 TEST(CgroupTest, ContainerMountShowingOnlyItsOwnCgroup) {
-  // Inside a container the mount root is the container's cgroup, which the
-  // /proc/<pid>/cgroup path of a process in a sibling cgroup does not start with.
+  // Inside a container the mount root is the container's cgroup: its own processes and
+  // their sub-cgroups resolve under it.
   std::vector<CgroupMount> m = {{"/sys/fs/cgroup/cpu", "/kubepods/pod1/c1", false, {"cpu"}}};
   std::vector<CgroupEntry> e = {{1, {"cpu"}, "/kubepods/pod1/c1"}};
   EXPECT_EQ(ResolveCgroupPaths(m, e).cpu, "/sys/fs/cgroup/cpu");
   e[0].path = "/kubepods/pod1/c1/sub";
   EXPECT_EQ(ResolveCgroupPaths(m, e).cpu, "/sys/fs/cgroup/cpu/sub");
+  // A process at the root of a cgroup namespace ("/") is in the mount's cgroup.
+  e[0].path = "/";
+  EXPECT_EQ(ResolveCgroupPaths(m, e).cpu, "/sys/fs/cgroup/cpu");
+}
+
+TEST(CgroupTest, ASiblingContainersCgroupIsNotTheReadersOwn) {
+  // The agent's container shows its own cgroup only; the app's container is a sibling.
+  // Reading the agent's own counters for the app measured the agent (CPU per request 100x
+  // too small on the e2e cluster): a sibling is not found, and the sampler falls back to
+  // the app's processes' own CPU time.
+  std::vector<CgroupMount> m = {{"/sys/fs/cgroup/cpu", "/kubepods/pod1/agent", false, {"cpu"}},
+                                {"/sys/fs/cgroup/cpuacct", "/kubepods/pod1/agent", false,
+                                 {"cpuacct"}}};
+  std::vector<CgroupEntry> e = {{1, {"cpu"}, "/kubepods/pod1/app"},
+                                {2, {"cpuacct"}, "/kubepods/pod1/app"}};
+  CgroupPaths p = ResolveCgroupPaths(m, e);
+  EXPECT_EQ(p.cpu, "");
+  EXPECT_EQ(p.cpuacct, "");
+  EXPECT_EQ(p.version, 0);
+  // A name that merely starts like the mount's root is a sibling too.
+  e[0].path = "/kubepods/pod1/agent2";
+  EXPECT_EQ(ResolveCgroupPaths(m, e).cpu, "");
+  // Through a cgroup namespace the sibling reads "/../app".
+  std::vector<CgroupMount> ns = {{"/sys/fs/cgroup", "/", true, {}}};
+  std::vector<CgroupEntry> v2 = {{0, {}, "/../app"}};
+  EXPECT_EQ(ResolveCgroupPaths(ns, v2).cpu, "");
 }
 
 TEST(CgroupTest, ParsesV1Limits) {

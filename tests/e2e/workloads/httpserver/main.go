@@ -12,13 +12,18 @@
 //	                   injected into a running pod, for the judge's onset tests
 //	GET /apiserver?path=P   GET P from the Kubernetes API server the way an in-cluster
 //	                   client does (kubernetes Service, service-account token and CA)
+//	GET /alloc?kb=N    allocates about N KiB in small pointerful objects and answers a
+//	                   short JSON summary: an allocation-heavy handler, whose CPU per
+//	                   request the Go GC's settings change (the search's e2e test)
 //
-// Flags: -listen (default :8080, or $PORT).
+// Flags: -listen (default :8080, or $PORT); -live-mb N keeps about N MiB of pointerful
+// records alive for the process's life, the heap every GC cycle marks.
 package main
 
 import (
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -181,7 +186,9 @@ func main() {
 		listen = ":" + p
 	}
 	flag.StringVar(&listen, "listen", listen, "address to listen on")
+	liveMB := flag.Int("live-mb", 0, "MiB of pointerful records kept alive")
 	flag.Parse()
+	live = keepAlive(*liveMB)
 
 	hostname, _ := os.Hostname()
 	h := &histogram{series: map[seriesKey]*series{}}
@@ -234,6 +241,14 @@ func main() {
 		w.Write(data)
 	}))
 	mux.HandleFunc("/apiserver", instrument(h, "/apiserver", apiserverGet))
+	mux.HandleFunc("/alloc", instrument(h, "/alloc", func(w http.ResponseWriter, r *http.Request) {
+		kb, err := strconv.Atoi(r.URL.Query().Get("kb"))
+		if err != nil || kb < 1 || kb > 65536 {
+			http.Error(w, "kb must be an integer in [1, 65536]", http.StatusBadRequest)
+			return
+		}
+		fmt.Fprintln(w, allocate(kb))
+	}))
 	mux.HandleFunc("/metrics", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
 		h.write(w)
@@ -243,4 +258,54 @@ func main() {
 	log.Printf("httpserver on %s (hostname %s)", listen,
 		hostname)
 	log.Fatal(srv.ListenAndServe())
+}
+
+// record is one node of the live heap: pointers the GC follows on every cycle.
+type record struct {
+	name string
+	tags []string
+	next *record
+}
+
+// live is what keepAlive built: never read, only kept reachable.
+var live []*record
+
+// keepAlive builds about mb MiB of linked records (about 96 bytes each with their strings).
+func keepAlive(mb int) []*record {
+	n := mb << 20 / 96
+	out := make([]*record, 0, n)
+	var prev *record
+	for i := 0; i < n; i++ {
+		r := &record{name: strconv.Itoa(i), tags: []string{"a"}, next: prev}
+		out = append(out, r)
+		prev = r
+	}
+	return out
+}
+
+// item is what an API handler builds per row before encoding.
+type item struct {
+	ID    int      `json:"id"`
+	Label string   `json:"label"`
+	Tags  []string `json:"tags"`
+	Next  *item    `json:"-"`
+}
+
+// allocate builds about kb KiB of short-lived items (about 112 bytes each with their
+// strings and slices), encodes a few of them and returns the summary.
+func allocate(kb int) string {
+	n := kb << 10 / 112
+	items := make([]*item, 0, n)
+	var prev *item
+	for i := 0; i < n; i++ {
+		it := &item{ID: i, Label: "item-" + strconv.Itoa(i), Tags: []string{"x", "y"}, Next: prev}
+		items = append(items, it)
+		prev = it
+	}
+	head := items
+	if len(head) > 8 {
+		head = head[:8]
+	}
+	body, _ := json.Marshal(head)
+	return fmt.Sprintf(`{"items": %d, "encoded": %d}`, len(items), len(body))
 }
