@@ -4,7 +4,9 @@
 #include <optional>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "operator/rollout/profile/names.h"
+#include "operator/rollout/profile/search_spec.h"
 #include "prometheus/counter.h"
 #include "prometheus/gauge.h"
 #include "prometheus/histogram.h"
@@ -75,7 +77,51 @@ OperatorMetrics::OperatorMetrics(absl::Time started)
                    .Name("booster_operator_profile_foreign")
                    .Help("1 for each BoosterProfile another operator instance manages "
                          "(label instance); this one writes nothing to it")
-                   .Register(*registry)) {}
+                   .Register(*registry)),
+      trial_(prometheus::BuildGauge()
+                 .Name("booster_operator_search_trial_objective_percent")
+                 .Help("Each trial of a BoosterProfile's search (status.search.trials): the "
+                       "objective's change against the trial's baseline in percent, positive "
+                       "= better (0 without a figure), labelled with the trial's number, "
+                       "change and result (Running while it runs)")
+                 .Register(*registry)) {}
+
+void OperatorMetrics::SetTrials(const std::string& ns, const std::string& name,
+                                const rollout::Json& search) {
+  const std::string key = ns + "/" + name;
+  std::map<prometheus::Labels, double> now;
+  const rollout::Json trials =
+      search.is_object() ? search.value("trials", rollout::Json::array()) : rollout::Json::array();
+  for (const rollout::Json& t : trials) {
+    if (!t.is_object()) continue;
+    const rollout::Json v = t.value("value", rollout::Json());
+    const bool running = !t.contains("result");
+    const rollout::Json figure =
+        t.value(running ? "objectiveSoFarPercent" : "objectiveImprovementPercent", rollout::Json());
+    now[{{"namespace", ns},
+         {"profile", name},
+         {"trial", std::to_string(t.value("number", 0))},
+         {"change", absl::StrCat(rollout::SearchKnobName(t.value("knob", "")), " = ",
+                                 v.is_string() ? v.get<std::string>() : v.dump())},
+         {"result", running ? "Running" : t.value("result", "")}}] =
+        figure.is_number() ? figure.get<double>() : 0;
+  }
+  std::map<prometheus::Labels, prometheus::Gauge*>& series = trials_[key];
+  for (auto it = series.begin(); it != series.end();) {
+    if (now.count(it->first) == 0) {
+      trial_.Remove(it->second);
+      it = series.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  for (const auto& [labels, value] : now) {
+    prometheus::Gauge& g = trial_.Add(labels);
+    g.Set(value);
+    series[labels] = &g;
+  }
+  if (series.empty()) trials_.erase(key);
+}
 
 void OperatorMetrics::Reconciled(const std::string& ns, const std::string& name,
                                  const rollout::RolloutStatus& status,
@@ -89,6 +135,7 @@ void OperatorMetrics::Reconciled(const std::string& ns, const std::string& name,
   }
   weight_.Add({{"namespace", ns}, {"profile", name}}).Set(status.canary_weight);
   known_[ns + "/" + name] = true;
+  SetTrials(ns, name, status.search);
   // Read from the status, so every leader exports the same series: one per profile, the
   // last decision's (Grafana draws it as an annotation at the value's time).
   const std::string key = ns + "/" + name;
@@ -129,6 +176,7 @@ void OperatorMetrics::Forgotten(const std::string& ns, const std::string& name) 
   }
   weight_.Remove(&weight_.Add({{"namespace", ns}, {"profile", name}}));
   ForgetVerdict(ns + "/" + name);
+  SetTrials(ns, name, rollout::Json());
   dry_run_counted_.erase(ns + "/" + name);
   for (const char* verdict : {"Fail", "Inconclusive"}) {
     dry_run_.Remove(&dry_run_.Add({{"namespace", ns}, {"profile", name}, {"verdict", verdict}}));

@@ -1,5 +1,5 @@
 // The operator's own Prometheus series: reconciles, leadership, informers, and per profile its
-// phase, canary weight, last decision and dry-run verdicts, read from the status each
+// phase, canary weight, last decision, dry-run verdicts and search trials, read from the status each
 // reconcile writes (so every leader exports the same series). The series of a deleted or
 // foreign profile are removed. Thread-safe: reconcile workers call it at once.
 //
@@ -54,6 +54,8 @@ class OperatorMetrics final : public ReconcileObserver {
       rollout::Phase::kRollingBack, rollout::Phase::kRolledBack, rollout::Phase::kFailed};
   void ForgetForeign(const std::string& key);
   void ForgetVerdict(const std::string& key);
+  // booster_operator_search_trial_objective_percent: one series per trial of status.search.
+  void SetTrials(const std::string& ns, const std::string& name, const rollout::Json& search);
 
   const absl::Time started_;
   std::mutex mu_;
@@ -62,7 +64,10 @@ class OperatorMetrics final : public ReconcileObserver {
   prometheus::Family<prometheus::Gauge>& verdict_;
   prometheus::Family<prometheus::Counter>& dry_run_;
   prometheus::Family<prometheus::Gauge>& foreign_;
+  prometheus::Family<prometheus::Gauge>& trial_;
   std::map<std::string, bool> known_;
+  // The trial series of each profile, by "namespace/name".
+  std::map<std::string, std::map<prometheus::Labels, prometheus::Gauge*>> trials_;
   std::map<std::string, std::pair<prometheus::Labels, prometheus::Gauge*>> foreign_series_;
   // The series of each profile's last decision, by "namespace/name".
   std::map<std::string, std::pair<prometheus::Labels, prometheus::Gauge*>> verdicts_;

@@ -1,6 +1,9 @@
 #include "operator/controller/operator_metrics.h"
 
+#include <algorithm>
+#include <map>
 #include <string>
+#include <vector>
 
 #include "gtest/gtest.h"
 #include "prometheus/registry.h"
@@ -60,6 +63,54 @@ TEST(OperatorMetricsTest, CountsEachDryRunDecisionOnceAndNoneMadeBeforeTheProces
   metrics.Forgotten("shop", "web");
   EXPECT_EQ(DryRunCount(metrics, "Fail"), -1);
   EXPECT_EQ(DryRunCount(metrics, "Inconclusive"), -1);
+}
+
+
+// "trial/change/result=value" of every trial series.
+std::vector<std::string> Trials(OperatorMetrics& metrics) {
+  std::vector<std::string> out;
+  for (const prometheus::MetricFamily& f : metrics.registry->Collect()) {
+    if (f.name != "booster_operator_search_trial_objective_percent") continue;
+    for (const prometheus::ClientMetric& m : f.metric) {
+      std::map<std::string, std::string> l;
+      for (const prometheus::ClientMetric::Label& label : m.label) l[label.name] = label.value;
+      out.push_back(l["trial"] + "/" + l["change"] + "/" + l["result"] + "=" +
+                    std::to_string(static_cast<int>(m.gauge.value)));
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+TEST(OperatorMetricsTest, OneSeriesPerSearchTrialFollowingTheTable) {
+  OperatorMetrics metrics(kStart);
+  rollout::RolloutStatus s;
+  s.search = rollout::Json::parse(R"({"phase": "Searching", "trials": [
+      {"number": 1, "knob": "/runtime/go/gogc", "value": "400", "result": "Kept",
+       "objectiveImprovementPercent": 25.4},
+      {"number": 2, "knob": "/sysctls/net.core.somaxconn", "value": "4096",
+       "objectiveSoFarPercent": -3}]})");
+  metrics.Reconciled("shop", "web", s, {});
+  EXPECT_EQ(Trials(metrics), (std::vector<std::string>{
+                                 "1/runtime.go.gogc = 400/Kept=25",
+                                 "2/sysctl net.core.somaxconn = 4096/Running=-3"}));
+  // The running trial ends: its Running series goes, the ended one comes.
+  s.search["trials"][1]["result"] = "RolledBack";
+  s.search["trials"][1]["objectiveImprovementPercent"] = -4.0;
+  metrics.Reconciled("shop", "web", s, {});
+  EXPECT_EQ(Trials(metrics), (std::vector<std::string>{
+                                 "1/runtime.go.gogc = 400/Kept=25",
+                                 "2/sysctl net.core.somaxconn = 4096/RolledBack=-4"}));
+  // A search started again has no trial yet; a deleted profile has none either.
+  s.search["trials"] = rollout::Json::array();
+  metrics.Reconciled("shop", "web", s, {});
+  EXPECT_TRUE(Trials(metrics).empty());
+  s.search = rollout::Json::parse(R"({"trials": [{"number": 1, "knob": "/cpu/placement",
+                                                    "value": "spread"}]})");
+  metrics.Reconciled("shop", "web", s, {});
+  EXPECT_EQ(Trials(metrics).size(), 1u);
+  metrics.Forgotten("shop", "web");
+  EXPECT_TRUE(Trials(metrics).empty());
 }
 
 }  // namespace

@@ -945,8 +945,23 @@ bool AgentSettingsDiffer(const Json& tmpl, const Json& want) {
 
 Json FreshBaselineTemplate(const Json& baseline, const Json& canary) {
   Json tmpl = baseline;
-  Child(Child(tmpl, "metadata", Json::object()), "labels", Json::object())[kFreshBaselineLabel] =
-      "true";
+  Json& labels = Child(Child(tmpl, "metadata", Json::object()), "labels", Json::object());
+  labels[kFreshBaselineLabel] = "true";
+  // The baseline arm, also when the target runs a tuning this profile promoted (arm
+  // promoted): the Deployment's selector asks for it, and the agents report as that arm.
+  labels[kArmLabel] = kArmBaseline;
+  if (tmpl.contains("spec") && tmpl["spec"].is_object() && tmpl["spec"].contains("containers") &&
+      tmpl["spec"]["containers"].is_array()) {
+    for (Json& c : tmpl["spec"]["containers"]) {
+      if (!c.is_object() || c.value("name", "") != kAgentContainer || !c.contains("env") ||
+          !c["env"].is_array()) {
+        continue;
+      }
+      for (Json& e : c["env"]) {
+        if (e.is_object() && e.value("name", "") == "BOOSTER_ARM") e["value"] = kArmBaseline;
+      }
+    }
+  }
   Json match = Json::object();
   if (canary.is_object() && canary.contains("metadata") && canary["metadata"].is_object() &&
       canary["metadata"].contains("labels") && canary["metadata"]["labels"].is_object()) {
@@ -958,10 +973,10 @@ Json FreshBaselineTemplate(const Json& baseline, const Json& canary) {
   // anti-affinity's 50 weighs 100 per baseline pod: the node with the most canary pods not
   // yet matched by a baseline pod scores highest.
   const Json own = tmpl["metadata"]["labels"];
-  auto term = [](const Json& labels, int weight) {
+  auto term = [](const Json& selector, int weight) {
     return Json{{"weight", weight},
                 {"podAffinityTerm",
-                 {{"labelSelector", {{"matchLabels", labels}}},
+                 {{"labelSelector", {{"matchLabels", selector}}},
                   {"topologyKey", "kubernetes.io/hostname"}}}};
   };
   Json& spec = Child(tmpl, "spec", Json::object());

@@ -155,7 +155,8 @@ absl::StatusOr<Json> TunedTemplate(const Json& tmpl, const Tuning& tuning,
 Json TeamTemplate(const Json& tmpl, const MutationOptions& opts);
 
 // The fresh baseline's template (analysis.baseline Fresh): `baseline` (the target's
-// template during the rollout, BaselineTemplate) with kFreshBaselineLabel, a preferred pod
+// template during the rollout, BaselineTemplate) as arm baseline (label and the agent's
+// BOOSTER_ARM, also over a promoted tuning's arm) with kFreshBaselineLabel, a preferred pod
 // affinity (weight 100, per node) to pods with every label of `canary` (the canary
 // template) and a preferred anti-affinity (weight 50, which the scheduler counts from both
 // pods: 100) to its own pods, so the scheduler puts the two arms side by side in pairs where

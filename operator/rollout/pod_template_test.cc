@@ -682,6 +682,26 @@ TEST(MarkerTest, IdentifiesWhatTheOperatorWrote) {
   EXPECT_NE(TemplateHash(defaulted), TemplateHash(enrolled));
 }
 
+TEST(FreshBaselineTemplateTest, OverAPromotedTuningItIsTheBaselineArmRunningThatTuning) {
+  // A rollout after a promotion: the target runs the promoted tuning (arm promoted), which
+  // the fresh baseline runs too, as the baseline arm (its Deployment selects arm=baseline;
+  // the API server refused it as arm=promoted).
+  MutationOptions opts;
+  Json promoted = *TunedTemplate(Original(), SampleTuning(), kArmPromoted, Ctx(), opts);
+  Json canary = *TunedTemplate(Original(), Tuning{}, kArmCanary, Ctx(), opts);
+  Json fresh = FreshBaselineTemplate(promoted, canary);
+  EXPECT_EQ(TemplateArm(fresh), kArmBaseline);
+  EXPECT_EQ(TemplateTuning(fresh), TemplateTuning(promoted));
+  std::string arm_env;
+  for (const Json& c : fresh["spec"]["containers"]) {
+    if (c.value("name", "") != kAgentContainer) continue;
+    for (const Json& e : c["env"]) {
+      if (e.value("name", "") == "BOOSTER_ARM") arm_env = e.value("value", "");
+    }
+  }
+  EXPECT_EQ(arm_env, kArmBaseline);
+}
+
 TEST(FreshBaselineTemplateTest, TheBaselineTemplateLabelledNearTheCanaryAndSealedAnew) {
   MutationOptions opts;
   Json team = Original();

@@ -134,11 +134,33 @@ absl::Status DeploymentSim::Execute(const Action& a, Json& profile) {
   return absl::InvalidArgumentError("unknown action");
 }
 
+namespace {
+
+// The API server's validation that matters here: spec.selector.matchLabels must match the
+// template's labels (422 otherwise).
+absl::Status SelectorMatchesTemplate(const Json& d) {
+  const Json::json_pointer sel("/spec/selector/matchLabels");
+  const Json::json_pointer labels("/spec/template/metadata/labels");
+  if (!d.contains(sel) || !d.at(sel).is_object()) return absl::OkStatus();
+  const Json have = d.contains(labels) ? d.at(labels) : Json::object();
+  for (auto it = d.at(sel).begin(); it != d.at(sel).end(); ++it) {
+    if (!have.is_object() || !have.contains(it.key()) || have[it.key()] != it.value()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "`selector` does not match template `labels`: ", it.key(), "=", it.value().dump(),
+          " is not among ", have.dump()));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::Status DeploymentSim::Create(Json& slot, absl::string_view what,
                                    const std::function<std::string()>& uid, const Action& a) {
   if (!slot.is_null()) {
     return absl::AlreadyExistsError(absl::StrCat("the ", what, "'s name is taken"));
   }
+  if (absl::Status s = SelectorMatchesTemplate(a.body); !s.ok()) return s;
   slot = a.body;
   slot["metadata"]["uid"] = uid();  // asked only when the create goes through
   slot["metadata"]["generation"] = 1;
@@ -167,6 +189,7 @@ absl::Status DeploymentSim::PatchDeployment(Json& object, const Json& patch) {
   Json patched;
   absl::Status s = Patched(object, patch, &patched);
   if (!s.ok()) return s;
+  if (s = SelectorMatchesTemplate(patched); !s.ok()) return s;
   const bool spec_changed = patched["spec"] != object["spec"];
   object = std::move(patched);
   if (spec_changed) {

@@ -84,7 +84,9 @@ class DeploymentSim {
   //   kAborted          a JSON Patch test op no longer holds (the object changed since it
   //                     was observed; the API server answers 422), or a delete's uid
   //                     precondition fails (409): re-read and plan again;
-  //   kInvalidArgument  the patch does not apply for another reason, or is not an array;
+  //   kInvalidArgument  the patch does not apply for another reason, or is not an array,
+  //                     or the Deployment's selector would not match its template's labels
+  //                     (the API server's 422);
   //   kNotFound         no Deployment to patch or delete;
   //   kAlreadyExists    the canary's (or fresh baseline's) name is taken (409 on create).
   absl::Status Execute(const Action& action, Json& profile);
