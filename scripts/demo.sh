@@ -12,7 +12,11 @@
 #      throttling, listen overflows);
 #   5. act 2: a bad profile (scripts/demo/profile-bad.yaml: an accept queue of two under
 #      those bursts) is rolled back by the judge, printing its evidence and the Event;
-#   6. runs the runtime-library benchmark (baseline vs libbooster.so, as ratios).
+#   6. act 3: under steady allocation-heavy requests instead, a search
+#      (scripts/demo/profile-search.yaml) tries a GOMEMLIMIT far too low and GOGC 400, one
+#      canary each, keeps what the judge showed better and prints the trial table
+#      (kubectl booster explain);
+#   7. runs the runtime-library benchmark (baseline vs libbooster.so, as ratios).
 # The cluster is left running to explore (kubectl: tests/e2e/cluster/kubectl);
 # `tests/e2e/cluster/down` removes it. Needs root.
 #
@@ -39,7 +43,7 @@ bash scripts/bootstrap.sh
 export CCACHE_DIR=${CCACHE_DIR:-/var/cache/booster/ccache}
 cmake -S . -B build -G Ninja >/dev/null
 cmake --build build -j"${BOOSTER_JOBS:-2}" --target booster-operator booster-agent \
-  booster_preload booster_bench_pingpong booster_bench_alloc
+  booster_preload booster_bench_pingpong booster_bench_alloc kubectl-booster
 
 stage "local Kubernetes cluster"
 if "$K" get --raw /readyz >/dev/null 2>&1; then
@@ -137,6 +141,34 @@ echo
 echo "every replica back on the baseline, no canary left:"
 "$K" -n shop get deploy,pods -L booster.dev/arm
 
+stage "act 3, let Booster find the tuning: kubectl apply -f scripts/demo/profile-search.yaml"
+"$K" delete bp -n shop checkout --timeout=120s
+"$K" -n shop rollout status deploy/checkout --timeout=5m
+# Steady allocation-heavy requests (about 256 KiB of small objects each) instead of bursts:
+# what the Go GC's settings change is the CPU each request costs.
+python3 scripts/demo/load.py "$ip" --burst 4 --period 0.01 --path "/alloc?kb=256" &
+load=$!
+cat scripts/demo/profile-search.yaml
+"$K" apply -f scripts/demo/profile-search.yaml
+last="" search="" deadline=$((SECONDS + 900))
+while ((SECONDS < deadline)); do
+  line=$("$K" -n shop get bp checkout -o jsonpath='search {.status.search.phase}, trial {.status.search.trials[-1:].number} ({.status.search.trials[-1:].knob} = {.status.search.trials[-1:].value}) {.status.search.trials[-1:].result}; rollout {.status.phase} step={.status.currentStep} {.status.lastTransition.reason}' 2>/dev/null || true)
+  search=$("$K" -n shop get bp checkout -o jsonpath='{.status.search.phase}' 2>/dev/null || true)
+  if [[ $line != "$last" ]]; then
+    printf '[%s] %s\n' "$(date -u +%H:%M:%S)" "$line"
+    last=$line
+  fi
+  [[ $search == Done ]] && break
+  sleep 2
+done
+kill $load 2>/dev/null || true
+echo
+build/operator/plugin/kubectl-booster explain checkout -n shop | sed -n '/^Search:/,/^$/p;/^TRIAL/,/^$/p'
+act3_kept=$("$K" -n shop get bp checkout -o jsonpath='{.status.search.trials[?(@.result=="Kept")].number}' || true)
+act3="$search, kept trial(s): ${act3_kept:-none}"
+echo "the target's template now carries the best found:"
+"$K" -n shop get deploy checkout -o jsonpath='{range .spec.template.spec.containers[?(@.name=="web")].env[?(@.name=="GOGC")]}  {.name}={.value}{"\n"}{end}'
+
 if ((BENCH)); then
   stage "runtime library benchmark: baseline vs libbooster.so"
   mkdir -p bench/results
@@ -153,5 +185,5 @@ else
   echo "The cluster is still up: export KUBECONFIG=$KUBECONFIG; $K get bp -A"
   echo "Remove it with tests/e2e/cluster/down."
 fi
-echo "demo: act 1 $act1, act 2 $act2 ($act2_reason) in $(((SECONDS - start) / 60)) min $(((SECONDS - start) % 60)) s"
-[[ $act1 == Promoted && $act2 == RolledBack && $act2_reason == AnalysisFailed ]]
+echo "demo: act 1 $act1, act 2 $act2 ($act2_reason), act 3 $act3 in $(((SECONDS - start) / 60)) min $(((SECONDS - start) % 60)) s"
+[[ $act1 == Promoted && $act2 == RolledBack && $act2_reason == AnalysisFailed && $search == Done && -n $act3_kept ]]

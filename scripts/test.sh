@@ -34,11 +34,14 @@ failed_stage=""
 
 stage() { printf '\n=== %s (%s)\n' "$1" "$(date -u +%H:%M:%S)"; }
 
-run_ctest() {  # run_ctest <build-dir> <label> <stage> [more ctest arguments]
+# Each stage says how many tests run at once (-jN): the unit tests (plain and under ASan)
+# are hermetic (port 0, temporary directories) and run two at a time; the cluster's, the
+# fuzzers' and TSan's one at a time.
+run_ctest() {  # run_ctest <build-dir> <label> <stage> -jN [more ctest arguments]
   local dir=$REPORTS/$3
   mkdir -p "$dir/gtest"
   GTEST_OUTPUT=xml:$dir/gtest/ ctest --test-dir "$1" -L "$2" --output-on-failure \
-    --timeout 1200 -j1 --output-junit "$dir/ctest.xml" "${@:4}"
+    --timeout 1200 --output-junit "$dir/ctest.xml" "${@:4}"
   local rc=$?
   python3 scripts/test_report.py stage "$REPORTS" "$3" || failed_stage+=" $3"
   [[ $rc -eq 0 || $failed_stage == *" $3"* ]] || failed_stage+=" $3"
@@ -52,12 +55,12 @@ cmake -S . -B build -G Ninja -DBOOSTER_WERROR=$WERROR >/dev/null || exit 1
 cmake --build build -j"$JOBS" || exit 1
 
 stage "unit tests"
-run_ctest build unit unit
+run_ctest build unit unit -j"$JOBS"
 
 # Tests that need the network (label "network"): the Helm chart check builds Helm from the
 # Go module proxy the first time on a machine. The cluster's tests carry "e2e".
 stage "tests that need the network"
-run_ctest build network network
+run_ctest build network network -j1
 
 stage "build with ASan + UBSan"
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DBOOSTER_SANITIZE=ON \
@@ -66,7 +69,7 @@ cmake --build build-asan -j"$JOBS" || exit 1
 
 stage "unit tests under ASan + UBSan"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
-  run_ctest build-asan unit sanitizer
+  run_ctest build-asan unit sanitizer -j"$JOBS"
 
 # Fuzzing (docs/testing.md): clang, every library instrumented; only the fuzz targets
 # and what they link are built. Each runs BOOSTER_FUZZ_SECONDS (15) from its seed corpus.
@@ -76,7 +79,7 @@ if CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DBOOSTER_FUZZ=ON \
      -DBOOSTER_FUZZ_SECONDS="${BOOSTER_FUZZ_SECONDS:-15}" >/dev/null &&
    cmake --build build-fuzz -j"$JOBS" --target booster_fuzzers; then
   stage "fuzz: each target for ${BOOSTER_FUZZ_SECONDS:-15} s"
-  BOOSTER_FUZZ_ARTIFACTS=$ROOT/build-fuzz/fuzz-artifacts run_ctest build-fuzz fuzz fuzz
+  BOOSTER_FUZZ_ARTIFACTS=$ROOT/build-fuzz/fuzz-artifacts run_ctest build-fuzz fuzz fuzz -j1
 else
   failed_stage+=" fuzz-build"
 fi
@@ -95,7 +98,7 @@ if cmake -S . -B build-tsan -G Ninja -DBOOSTER_TSAN=ON \
    cmake --build build-tsan -j"$JOBS" --target "${TSAN_TESTS[@]}"; then
   stage "unit tests of the concurrent parts under ThreadSanitizer"
   tsan_regex="^($(IFS='|'; echo "${TSAN_TESTS[*]}"))\$"
-  run_ctest build-tsan unit tsan -R "$tsan_regex"
+  run_ctest build-tsan unit tsan -j1 -R "$tsan_regex"
 else
   failed_stage+=" tsan-build"
 fi
@@ -104,7 +107,7 @@ if [[ $RUN_E2E -eq 1 && -x tests/e2e/cluster/build ]]; then
   stage "end-to-end cluster: build or reuse cached Kubernetes binaries"
   if tests/e2e/cluster/build; then
     stage "end-to-end tests on the real cluster"
-    run_ctest build e2e e2e
+    run_ctest build e2e e2e -j1
   else
     failed_stage+=" e2e-build"
   fi

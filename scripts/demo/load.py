@@ -3,10 +3,10 @@
 requests and an accept queue too small for bursts shows up (listen overflows).
 
 Every `--period` seconds, `--burst` clients each open a new connection, send
-GET /work?ms=1 (1 ms of CPU in the app) and read the answer: a burst of simultaneous
-connection attempts, about burst/period requests a second in all.
+GET `--path` (default /work?ms=1: 1 ms of CPU in the app) and read the answer: a burst of
+simultaneous connection attempts, about burst/period requests a second in all.
 
-  scripts/demo/load.py 10.96.12.34 [--port 80] [--burst 24] [--period 0.05]
+  scripts/demo/load.py 10.96.12.34 [--port 80] [--burst 24] [--period 0.05] [--path /alloc?kb=256]
 """
 import argparse
 import socket
@@ -14,8 +14,8 @@ import threading
 import time
 
 
-def client(host, port, period, epoch, stop):
-    request = b"GET /work?ms=1 HTTP/1.0\r\nHost: checkout\r\n\r\n"
+def client(host, port, period, epoch, stop, path):
+    request = f"GET {path} HTTP/1.0\r\nHost: checkout\r\n\r\n".encode()
     while not stop.is_set():
         try:
             with socket.create_connection((host, port), timeout=3) as s:
@@ -35,10 +35,12 @@ def main():
     p.add_argument("--port", type=int, default=80)
     p.add_argument("--burst", type=int, default=24)
     p.add_argument("--period", type=float, default=0.05)
+    p.add_argument("--path", default="/work?ms=1")
     a = p.parse_args()
     stop = threading.Event()
     epoch = time.monotonic()
-    threads = [threading.Thread(target=client, args=(a.host, a.port, a.period, epoch, stop),
+    threads = [threading.Thread(target=client,
+                                args=(a.host, a.port, a.period, epoch, stop, a.path),
                                 daemon=True) for _ in range(a.burst)]
     for t in threads:
         t.start()

@@ -158,6 +158,21 @@ absl::Status WaitPhase(const std::string& ns, const std::string& name, const std
       timeout, absl::Seconds(1));
 }
 
+// Deployment web (`replicas` of `tmpl`) and Service web (port 80 to 8080) in `ns`, rolled
+// out; the Service's ClusterIP.
+absl::StatusOr<std::string> DeployWebBehindService(const std::string& ns, int replicas,
+                                                   const Json& tmpl) {
+  if (absl::Status s = ApplyJson(DeploymentObject(ns, "web", replicas, tmpl)); !s.ok()) return s;
+  if (absl::Status s = Apply(absl::StrCat(
+          "apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: ", ns,
+          "}\nspec:\n  selector: {app: web}\n  ports: [{port: 80, targetPort: 8080}]\n"));
+      !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = WaitRolledOut(ns, "web", absl::Minutes(3)); !s.ok()) return s;
+  return Kubectl({"-n", ns, "get", "svc", "web", "-o", "jsonpath={.spec.clusterIP}"});
+}
+
 // Sends HTTP/1.0 GET `path` to HOST:PORT on fresh connections until destroyed: `threads`
 // clients, each one request per `period`, all on the same ticks, so every tick is a burst
 // of `threads` simultaneous connection attempts (what a small accept queue cannot take).
@@ -392,7 +407,8 @@ absl::StatusOr<std::string> SearchPanelQuery() {
   absl::StatusOr<std::string> text =
       ReadFile(absl::StrCat(Env("BOOSTER_CHART"), "/dashboards/arms.json"));
   if (!text.ok()) return text.status();
-  for (const Json& panel : Json::parse(*text)["panels"]) {
+  const Json board = Json::parse(*text);  // kept: the loop's range refers into it
+  for (const Json& panel : board["panels"]) {
     if (!absl::StartsWith(panel.value("title", ""), "Search trials")) continue;
     return absl::StrReplaceAll(panel["targets"][0]["expr"].get<std::string>(),
                                {{"$namespace", ".*"}});
@@ -573,15 +589,8 @@ TEST_F(HelmChartE2eTest, InstalledOperatorLeadsPromotesAProfileAndFailsOver) {
   // and their status and finalizer, Deployments incl. create/delete of the canary,
   // ReplicaSets, pods, HPAs, Events, TokenReviews).
   const std::string& ns = app_ns_.name();
-  ASSERT_TRUE(ApplyJson(DeploymentObject(ns, "web", 2, HttpServerTemplate("web"))).ok());
-  ASSERT_TRUE(Apply(absl::StrCat("apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: ",
-                                 ns, "}\nspec:\n  selector: {app: web}\n",
-                                 "  ports: [{port: 80, targetPort: 8080}]\n"))
-                  .ok());
-  ASSERT_TRUE(WaitRolledOut(ns, "web", absl::Minutes(3)).ok()) << Diagnose(ns);
-  absl::StatusOr<std::string> web_ip =
-      Kubectl({"-n", ns, "get", "svc", "web", "-o", "jsonpath={.spec.clusterIP}"});
-  ASSERT_TRUE(web_ip.ok()) << web_ip.status();
+  absl::StatusOr<std::string> web_ip = DeployWebBehindService(ns, 2, HttpServerTemplate("web"));
+  ASSERT_TRUE(web_ip.ok()) << web_ip.status() << Diagnose(ns);
   HttpLoad load(*web_ip, 80);
   // Long steps, ended early with promote-now once the stream is checked.
   absl::Status applied = Apply(absl::StrCat(R"(
@@ -1208,18 +1217,10 @@ TEST_F(HelmChartOneNamespaceE2eTest, InstalledOperatorJudgesEachStepOnTheAgentsW
   absl::StatusOr<std::string> leader = WaitLeader("", absl::Seconds(60));
   ASSERT_TRUE(leader.ok()) << leader.status();
   const std::string& ns = app_ns_.name();
-  const Json original = DeploymentObject(ns, "web", 4, HttpServerTemplate("web"));
-  ASSERT_TRUE(ApplyJson(original).ok());
-  ASSERT_TRUE(Apply(absl::StrCat("apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: ",
-                                 ns, "}\nspec:\n  selector: {app: web}\n",
-                                 "  ports: [{port: 80, targetPort: 8080}]\n"))
-                  .ok());
-  ASSERT_TRUE(WaitRolledOut(ns, "web", absl::Minutes(3)).ok()) << Diagnose(ns);
+  absl::StatusOr<std::string> web_ip = DeployWebBehindService(ns, 4, HttpServerTemplate("web"));
+  ASSERT_TRUE(web_ip.ok()) << web_ip.status() << Diagnose(ns);
   absl::StatusOr<Json> before = GetJson({"-n", ns, "get", "deploy", "web"});
   ASSERT_TRUE(before.ok()) << before.status();
-  absl::StatusOr<std::string> web_ip =
-      Kubectl({"-n", ns, "get", "svc", "web", "-o", "jsonpath={.spec.clusterIP}"});
-  ASSERT_TRUE(web_ip.ok()) << web_ip.status();
   HttpLoad bursts(*web_ip, 80, 24, absl::Milliseconds(50));
 
   auto profile = [&](const std::string& name, const std::string& somaxconn,
@@ -1587,15 +1588,8 @@ TEST_F(HelmChartOneNamespaceE2eTest, SearchKeepsTheGogcTheJudgeShowedBetterAndRo
   app["args"] = Json::array({"-live-mb", "16"});
   app["resources"] = Json::parse(R"({"requests": {"cpu": "100m", "memory": "64Mi"},
                                      "limits": {"cpu": "1", "memory": "160Mi"}})");
-  ASSERT_TRUE(ApplyJson(DeploymentObject(ns, "web", 1, tmpl)).ok());
-  ASSERT_TRUE(Apply(absl::StrCat("apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: ",
-                                 ns, "}\nspec:\n  selector: {app: web}\n",
-                                 "  ports: [{port: 80, targetPort: 8080}]\n"))
-                  .ok());
-  ASSERT_TRUE(WaitRolledOut(ns, "web", absl::Minutes(3)).ok()) << Diagnose(ns);
-  absl::StatusOr<std::string> web_ip =
-      Kubectl({"-n", ns, "get", "svc", "web", "-o", "jsonpath={.spec.clusterIP}"});
-  ASSERT_TRUE(web_ip.ok()) << web_ip.status();
+  absl::StatusOr<std::string> web_ip = DeployWebBehindService(ns, 1, tmpl);
+  ASSERT_TRUE(web_ip.ok()) << web_ip.status() << Diagnose(ns);
   HttpLoad load(*web_ip, 80, 4, absl::Milliseconds(10), "/alloc?kb=256");
 
   absl::Status applied = Apply(absl::StrCat(R"(
