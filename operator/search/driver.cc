@@ -58,13 +58,13 @@ const rollout::Decision* DecisionSince(const RolloutStatus& s, absl::Time since)
 }
 
 // What starts the search again when it changes: the candidates, the objective and the
-// tuning the search starts from (not the steps, the durations or the guardrails).
+// tuning the search starts from (not maxTrials, which a search ended by it goes on from, nor
+// the steps, the durations or the guardrails).
 std::string SpecHash(const ProfileSpec& spec) {
   Json j;
   j["tuning"] = rollout::TuningToJson(spec.tuning);
   j["objective"] = spec.search->objective;
   j["minImprovementPercent"] = spec.search->min_improvement_percent;
-  j["maxTrials"] = spec.search->max_trials;
   j["knobs"] = Json::array();
   for (const rollout::SearchKnob& k : spec.search->knobs) {
     j["knobs"].push_back({{"path", k.path}, {"values", k.values}});
@@ -208,6 +208,15 @@ SearchPass DriveSearch(const rollout::Profile& profile, absl::Time now) {
         event(true, "BaseRolledBack", msg);
       }
       return pass;  // the profile's own tuning goes out first, as a plain rollout
+    }
+  }
+  if (status.value("phase", "") == kPhaseDone && status.value("reason", "") == "MaxTrials") {
+    // maxTrials raised since: the search goes on from its table.
+    absl::StatusOr<SearchState> ended = SearchStateFromJson(status);
+    if (ended.ok() && NextTrial(core, *ended).has_value()) {
+      status["phase"] = kPhaseSearching;
+      status.erase("reason");
+      status.erase("message");
     }
   }
   if (status.value("phase", "") != kPhaseSearching) {

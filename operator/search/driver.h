@@ -23,7 +23,8 @@
 // - Done: MaxTrials, Exhausted, BaseRolledBack. The state machine keeps the last rollout's
 //   tuning, so nothing restarts: the target runs the best (promoted by the last kept trial,
 //   or given back by the last rollback).
-// A change of spec.search or spec.tuning starts the search again from the new tuning;
+// A change of spec.search (but maxTrials: raised, a search it ended goes on) or spec.tuning
+// starts the search again from the new tuning;
 // removing spec.search stops it (phase Stopped, the table kept) and the profile's own
 // tuning is rolled out as usual.
 #ifndef BOOSTER_OPERATOR_SEARCH_DRIVER_H_

@@ -251,6 +251,18 @@ TEST(DriveSearchTest, StopsAtMaxTrialsWithTheBestOnTheTarget) {
                                                 "/runtime/go/gogc=200:Kept"}));
   EXPECT_EQ(*w.TargetTuning(), s["best"]);
   EXPECT_EQ(w.phase(), Phase::kPromoted);
+  // maxTrials raised: the search goes on from its table instead of starting again.
+  w.profile()["spec"]["search"]["maxTrials"] = 4;
+  w.Pass();
+  EXPECT_EQ(w.Search().value("phase", ""), kPhaseSearching);
+  w.RunToEnd();
+  const Json more = w.Search();
+  EXPECT_EQ(more.value("reason", ""), "MaxTrials");
+  EXPECT_EQ(Table(more), (std::vector<std::string>{"/sysctls/net.core.somaxconn=4096:RolledBack",
+                                                   "/runtime/go/gogc=200:Kept",
+                                                   "/runtime/go/gogc=400:Kept",
+                                                   "/runtime/go/gogc=800:RolledBack"}));
+  EXPECT_EQ(more["specHash"], s["specHash"]);
 }
 
 TEST(DriveSearchTest, TheProfilesOwnTuningGoesOutFirstAndTheSearchStartsFromIt) {
