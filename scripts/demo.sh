@@ -41,6 +41,8 @@ stage() { printf '\n[%s] == %s\n' "$(date -u +%H:%M:%S)" "$*"; }
 stage "install packages and build"
 bash scripts/bootstrap.sh
 export CCACHE_DIR=${CCACHE_DIR:-/var/cache/booster/ccache}
+# The same cache keys as scripts/test.sh, so a clone reuses what another one compiled.
+export CCACHE_BASEDIR=$ROOT CCACHE_NOHASHDIR=1
 cmake -S . -B build -G Ninja >/dev/null
 cmake --build build -j"${BOOSTER_JOBS:-2}" --target booster-operator booster-agent \
   booster_preload booster_bench_pingpong booster_bench_alloc kubectl-booster
