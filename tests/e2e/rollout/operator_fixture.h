@@ -93,12 +93,30 @@ inline absl::StatusOr<Snapshot> TakeSnapshot(const std::string& ns) {
   return s;
 }
 
+// When the Deployment's spec.replicas was last written, by its managedFields (RFC 3339,
+// whole seconds; "" when no entry owns it), by someone other than the operator (kubectl, or
+// the tests' field manager "team") when `others`, by anyone otherwise.
+inline std::string ReplicasWrittenAt(const Json& deployment, bool others) {
+  std::string latest;
+  for (const Json& m : deployment.value("/metadata/managedFields"_json_pointer, Json::array())) {
+    const std::string manager = m.value("manager", "");
+    const bool other = manager == "team" || manager.rfind("kubectl", 0) == 0;
+    if (others && !other) continue;
+    if (!m.contains("/fieldsV1/f:spec/f:replicas"_json_pointer)) continue;
+    latest = std::max(latest, m.value("time", std::string()));
+  }
+  return latest;
+}
+
 // Samples every 300 ms, from one consistent list, the replicas requested by the target and
 // the canary, and the profile's phase, step and weight.
 class RolloutSampler {
  public:
   struct Sample {
     int target = 0, canary = 0;
+    // The target's count is someone else's write, newer than the canary's count: not a
+    // total the operator asked for.
+    bool target_by_others = false;
     std::string phase;
     int step = 0, weight = 0;
   };
@@ -115,9 +133,14 @@ class RolloutSampler {
     std::lock_guard<std::mutex> l(mu_);
     return samples_;
   }
+  // The most replicas the operator's own writes requested: samples whose target count is
+  // someone else's latest write (a team's apply of their manifest mid-canary, before the
+  // operator re-splits it) are not the operator's doing and are left out.
   int MaxTotal() const {
     int m = 0;
-    for (const Sample& s : samples()) m = std::max(m, s.target + s.canary);
+    for (const Sample& s : samples()) {
+      if (!s.target_by_others) m = std::max(m, s.target + s.canary);
+    }
     return m;
   }
   // The distinct (phase, step, weight) states in the order they were seen.
@@ -125,7 +148,8 @@ class RolloutSampler {
     std::vector<std::string> h;
     for (const Sample& s : samples()) {
       std::string e =
-          absl::StrCat(s.phase, "/", s.step, "/", s.weight, "%(", s.target, "+", s.canary, ")");
+          absl::StrCat(s.phase, "/", s.step, "/", s.weight, "%(", s.target,
+                       s.target_by_others ? "*" : "", "+", s.canary, ")");
       if (h.empty() || h.back() != e) h.push_back(e);
     }
     return absl::StrJoin(h, " -> ");
@@ -142,14 +166,23 @@ class RolloutSampler {
   void Loop() {
     while (!stop_) {
       Sample s;
-      absl::StatusOr<Json> deps = GetJson({"-n", ns_, "get", "deployments"});
+      absl::StatusOr<Json> deps =
+          GetJson({"-n", ns_, "get", "deployments", "--show-managed-fields"});
       if (deps.ok()) {
+        std::string others_at, canary_at;
         for (const Json& d : (*deps)["items"]) {
           std::string name = d.value("/metadata/name"_json_pointer, "");
           int r = d.value("/spec/replicas"_json_pointer, 0);
-          if (name == "web") s.target = r;
+          if (name == "web") {
+            s.target = r;
+            others_at = ReplicasWrittenAt(d, /*others=*/true);
+          }
+          if (name == kCanary) canary_at = ReplicasWrittenAt(d, /*others=*/false);
           if (name == kCanary) s.canary = r;
         }
+        // Someone else's count on the target written after the canary's last count: their
+        // write (a manifest applied mid-canary), which the operator has not re-split yet.
+        s.target_by_others = !others_at.empty() && others_at >= canary_at;
         absl::StatusOr<Json> bp = GetJson({"-n", ns_, "get", "boosterprofile", "web"});
         if (bp.ok()) {
           s.phase = bp->value("/status/phase"_json_pointer, "");
