@@ -40,6 +40,9 @@ FeedbackWindow FeedbackWindowFromRecord(const WindowRecord& record) {
   }
   w.template_hash = record.identity.template_hash;
   w.profile_generation = record.generation;
+  w.go_version = record.report.go_version;
+  w.app_cpus = std::max(0, record.report.app_cpus);
+  w.go_default_godebug = record.report.go_default_godebug;
   // The histogram the latency metrics came from, when it is one the operator can merge.
   if (record.report.requests.has_value() &&
       CheckBuckets(record.report.requests->latency_buckets).empty()) {

@@ -29,7 +29,8 @@
 namespace booster::agent {
 
 // The window as the operator stores it: start, end, the judged metrics with a value, the
-// template hash and the generation in force. The client adds incarnation and sequence.
+// template hash, the generation in force and the application's Go version, CPUs and
+// default GODEBUG. The client adds incarnation and sequence.
 FeedbackWindow FeedbackWindowFromRecord(const WindowRecord& record);
 
 // The result of a directive (or of a recovery, revert or shutdown) per knob.

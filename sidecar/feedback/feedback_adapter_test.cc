@@ -70,10 +70,14 @@ TEST(FeedbackWindowTest, EveryMeasuredMetricWithItsSamplesAndNoMissingOne) {
   // A measured 0 is sent as 0; a missing metric is not sent at all.
   EXPECT_EQ(w.metrics.at("throughput").value, 0);
   EXPECT_EQ(w.metrics.at("listenOverflows").value, 0);
-  for (const char* missing :
-       {"latencyP50", "latencyP99", "latencyP999", "errorRate", "cpuPerRequest"}) {
+  for (const char* missing : {"latencyP50", "latencyP99", "latencyP999", "errorRate",
+                              "cpuPerRequest", "memoryRss", "goGcCpuShare", "goHeapBytes"}) {
     EXPECT_EQ(w.metrics.count(missing), 0u) << missing;
   }
+  // The application's facts unknown: "" and 0, as the proto's defaults.
+  EXPECT_EQ(w.go_version, "");
+  EXPECT_EQ(w.app_cpus, 0);
+  EXPECT_EQ(w.go_default_godebug, "");
   EXPECT_TRUE(ValidateFeedbackWindow(w).ok());
 }
 
@@ -95,8 +99,29 @@ TEST(FeedbackWindowTest, TheWindowOfTheComputedMetricsGoesThroughUnchanged) {
   r.report.measured_ticks = 10;
   r.report.measured_seconds = 10;
   r.report.runq_wait_seconds = 0.5;
+  r.report.cpu_seconds = 4;
+  r.report.rss_ticks = 11;
+  r.report.rss_max_bytes = 48 << 20;
+  r.report.go_runtime.emplace();
+  r.report.go_runtime->seconds = 10;
+  r.report.go_runtime->gc_cpu_seconds = 0.2;
+  r.report.go_runtime->heap_bytes = 12 << 20;
+  r.report.go_version = "go1.26.0";
+  r.report.go_default_godebug = "containermaxprocs=0,updatemaxprocs=0";
+  r.report.app_cpus = 4;
   r.metrics = ComputeWindowMetrics(r.report);
   FeedbackWindow w = FeedbackWindowFromRecord(r);
+  // The kernel's and the Go runtime's figures go; the request-based ones have no scrape.
+  EXPECT_THAT(w.metrics, UnorderedElementsAre(Key("runQueueDelay"), Key("memoryRss"),
+                                              Key("goGcCpuShare"), Key("goHeapBytes")));
+  EXPECT_EQ(w.go_version, "go1.26.0");
+  EXPECT_EQ(w.app_cpus, 4);
+  EXPECT_EQ(w.go_default_godebug, "containermaxprocs=0,updatemaxprocs=0");
+  EXPECT_DOUBLE_EQ(w.metrics.at("memoryRss").value, 48 << 20);
+  EXPECT_EQ(w.metrics.at("memoryRss").samples, 11);
+  EXPECT_DOUBLE_EQ(w.metrics.at("goGcCpuShare").value, 0.05);  // 0.02 GC cores / 0.4 cores
+  EXPECT_DOUBLE_EQ(w.metrics.at("goHeapBytes").value, 12 << 20);
+  EXPECT_TRUE(ValidateFeedbackWindow(w).ok());
   for (const MetricValue& m : r.metrics.metrics) {
     if (m.value.has_value()) {
       ASSERT_EQ(w.metrics.count(m.name), 1u) << m.name;

@@ -478,6 +478,9 @@ void Agent::Tick() {
   } else {
     windows_->AddError();
   }
+  for (const std::string& note : sampler_->TakeNotes()) {
+    std::fprintf(stderr, "booster-agent: %s\n", note.c_str());
+  }
   if (metrics_ != nullptr) {
     metrics_->ObserveSample(absl::ToDoubleSeconds(absl::Now() - t0), ok);
     metrics_->SetDegraded(!ok ? absl::StrCat("sampling fails: ", delta.status().message())
@@ -511,6 +514,17 @@ void Agent::CloseWindow() {
   WindowReport& r = record.report;
   r = windows_->Close(now);
   r.cpu_limited = cpu_limited_;
+  if (r.rss_ticks > 0) {
+    std::string facts = absl::StrCat(
+        r.go_version.empty() ? "no Go version (not a Go program, or unreadable)" : r.go_version,
+        r.go_default_godebug.empty() ? ""
+                                     : absl::StrCat(" (DefaultGODEBUG ", r.go_default_godebug, ")"),
+        ", CPUs allowed ", r.app_cpus > 0 ? absl::StrCat(r.app_cpus) : std::string("unknown"));
+    if (facts != logged_go_facts_) {
+      std::fprintf(stderr, "booster-agent: application: %s\n", facts.c_str());
+      logged_go_facts_ = std::move(facts);
+    }
+  }
   std::string error;
   std::optional<PromScrape> scrape = ScrapeApp(&error);
   if (scrape.has_value()) {
@@ -529,6 +543,7 @@ void Agent::CloseWindow() {
       series_ = choice;
       r.requests =
           ComputeRequestWindow(*last_scrape_, *scrape, seconds, series_, scraper_->source());
+      r.go_runtime = ComputeGoRuntimeWindow(*last_scrape_, *scrape, seconds);
     } else {
       r.app_error = "first scrape: the window starts now";
     }

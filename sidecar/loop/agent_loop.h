@@ -118,6 +118,8 @@ class Agent {
   std::unique_ptr<AppScraper> scraper_;
   std::string scraped_url_;  // logged when it changes
   AppSeriesChoice series_;   // sticky across windows (KeepOrChooseAppSeries)
+  // The application's facts (Go version, default GODEBUG, CPUs), logged when they change.
+  std::string logged_go_facts_;
   std::optional<PromScrape> last_scrape_;
   absl::Time last_scrape_time_;
   std::vector<int> measured_;  // the targets whose cgroups the sampler reads

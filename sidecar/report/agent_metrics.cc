@@ -110,9 +110,11 @@ AgentMetrics::AgentMetrics(std::string pod, Clock* clock)
                           "(requests or ticks); 0 while missing.");
   cpu_cores_ = gauge("booster_pod_cpu_cores", "CPU used in the last window, in cores.");
   throttled_ratio_ = gauge("booster_pod_cpu_throttled_ratio",
-                           "Throttled CFS periods / periods in the last window.");
-  throttled_seconds_ =
-      gauge("booster_pod_cpu_throttled_seconds", "Time throttled in the last window.");
+                           "Throttled CFS periods / periods in the last window; no series while "
+                           "the app's cgroup cpu.stat is not read (never a 0 instead).");
+  throttled_seconds_ = gauge("booster_pod_cpu_throttled_seconds",
+                             "Time throttled in the last window; no series while the app's "
+                             "cgroup cpu.stat is not read.");
   runq_delay_ = gauge("booster_pod_runqueue_delay_seconds_per_second",
                       "Run-queue wait summed over threads, per second, last window.");
   ctx_switches_ = gauge("booster_pod_context_switches_per_second",
@@ -250,8 +252,16 @@ void AgentMetrics::ObserveWindow(const WindowRecord& record) {
     SetFigure(window_samples_, static_cast<double>(m.samples), metric);
   }
   SetFigure(cpu_cores_, r.cpu_cores);
-  SetFigure(throttled_ratio_, r.throttled_ratio);
-  SetFigure(throttled_seconds_, r.throttled_seconds);
+  // Throttling is read from the app's cgroup (cpu.stat), which the agent cannot always
+  // read (another container's cgroup): unmeasured has no series, as a missing metric has
+  // none, so that a 0 always means "not throttled".
+  if (r.cpu_stat_ticks > 0) {
+    SetFigure(throttled_ratio_, r.throttled_ratio);
+    SetFigure(throttled_seconds_, r.throttled_seconds);
+  } else {
+    RemoveFigure(throttled_ratio_, {});
+    RemoveFigure(throttled_seconds_, {});
+  }
   SetFigure(runq_delay_, r.runq_delay_per_second);
   SetFigure(ctx_switches_, r.voluntary_cs_rate, {{"kind", "voluntary"}});
   SetFigure(ctx_switches_, r.involuntary_cs_rate, {{"kind", "involuntary"}});

@@ -2,7 +2,8 @@
 // the container port `booster-agent`): agent health, the per-window value of every judged
 // metric (booster_agent_window_value{metric}; a missing metric has no series), and the
 // sampled figures of the last window labelled with pod and arm, so a Prometheus scraping
-// the pod sees both arms side by side without the operator. Also the agent itself:
+// the pod sees both arms side by side without the operator (the CPU throttling figures
+// have no series in a window that could not read the app's cgroup cpu.stat). Also the agent itself:
 // booster_agent_info{arm,node,version} (join on pod for the arm), the outcome of every knob
 // of the directive in force (booster_agent_knob_outcome{arm,knob,outcome}), and the agent
 // process's own CPU seconds and resident memory, read from /proc/self at every scrape.

@@ -26,8 +26,17 @@ WindowRecord Record() {
   WindowRecord rec;
   WindowReport& r = rec.report;
   r.cpu_cores = 1.25;
+  r.cpu_limited = true;
+  r.cpu_stat_ticks = 10;
+  r.nr_periods = 100;
+  r.nr_throttled = 50;
   r.throttled_ratio = 0.5;
   r.rss_max_bytes = 1 << 20;
+  r.rss_ticks = 11;
+  GoRuntimeWindow g;
+  g.seconds = 10;
+  g.heap_bytes = 3e6;  // client_golang's default collector: no GC CPU counter
+  r.go_runtime = g;
   PromWindow app;
   app.counter_rates["http_requests_total{code=\"200\"}"] = 42;
   app.histograms["http_request_duration_seconds"].p99 = 0.25;
@@ -75,9 +84,20 @@ TEST(MetricsTest, ServesFiguresLabelledWithPodAndArm) {
                               "pod=\"web-1\"} 420"));
   EXPECT_THAT(body, HasSubstr("booster_agent_window_value{arm=\"canary\",metric=\"runQueueDelay\","
                               "pod=\"web-1\"} 0.05"));
+  // The resident set and the Go heap are judged metrics like the others.
+  EXPECT_THAT(body, HasSubstr("booster_agent_window_value{arm=\"canary\",metric=\"memoryRss\","
+                              "pod=\"web-1\"} 1048576"));
+  EXPECT_THAT(body, HasSubstr("booster_agent_window_samples{arm=\"canary\",metric=\"memoryRss\","
+                              "pod=\"web-1\"} 11"));
+  EXPECT_THAT(body, HasSubstr("booster_agent_window_value{arm=\"canary\",metric=\"goHeapBytes\","
+                              "pod=\"web-1\"} 3000000"));
   // ... missing ones have no value series (never a 0) and 0 samples.
   EXPECT_THAT(body, Not(HasSubstr("booster_agent_window_value{arm=\"canary\","
                                   "metric=\"latencyP99\"")));
+  EXPECT_THAT(body, Not(HasSubstr("booster_agent_window_value{arm=\"canary\","
+                                  "metric=\"goGcCpuShare\"")));
+  EXPECT_THAT(body, HasSubstr("booster_agent_window_samples{arm=\"canary\","
+                              "metric=\"goGcCpuShare\",pod=\"web-1\"} 0"));
   EXPECT_THAT(body, HasSubstr("booster_agent_window_samples{arm=\"canary\",metric=\"latencyP99\","
                               "pod=\"web-1\"} 0"));
 
@@ -98,6 +118,45 @@ TEST(MetricsTest, ServesFiguresLabelledWithPodAndArm) {
   body = Get((*s)->port(), "/metrics");
   EXPECT_THAT(body, Not(HasSubstr("arm=\"canary\"")));
   EXPECT_THAT(body, HasSubstr("booster_agent_window_value{arm=\"baseline\",metric=\"throughput\""));
+}
+
+// In pods where the agent cannot read the app container's cgroup, throttling is not
+// measured: no series, never a 0 that reads as "not throttled".
+TEST(MetricsTest, UnmeasuredThrottlingHasNoSeries) {
+  AgentMetrics m("web-1");
+  absl::StatusOr<std::unique_ptr<MetricsServer>> s = MetricsServer::Start("127.0.0.1:0", &m);
+  ASSERT_TRUE(s.ok()) << s.status();
+  WindowRecord unread = Record();
+  unread.report.cpu_stat_ticks = 0;
+  unread.report.nr_periods = unread.report.nr_throttled = 0;
+  unread.report.throttled_ratio = 0;
+  unread.report.throttled_seconds = 0;
+  unread.metrics = ComputeWindowMetrics(unread.report);
+  ASSERT_FALSE(unread.metrics.Find("cpuThrottling")->value.has_value());
+
+  m.ObserveWindow(unread);
+  std::string body = Get((*s)->port(), "/metrics");
+  EXPECT_THAT(body, Not(HasSubstr("booster_pod_cpu_throttled_ratio{")));
+  EXPECT_THAT(body, Not(HasSubstr("booster_pod_cpu_throttled_seconds{")));
+  EXPECT_THAT(body, HasSubstr("booster_pod_cpu_cores{arm=\"baseline\",pod=\"web-1\"} 1.25"));
+
+  // Measured: the series appears; a window that cannot read cpu.stat again removes it.
+  m.ObserveWindow(Record());
+  body = Get((*s)->port(), "/metrics");
+  EXPECT_THAT(body,
+              HasSubstr("booster_pod_cpu_throttled_ratio{arm=\"baseline\",pod=\"web-1\"} 0.5"));
+  m.ObserveWindow(unread);
+  body = Get((*s)->port(), "/metrics");
+  EXPECT_THAT(body, Not(HasSubstr("booster_pod_cpu_throttled_ratio{")));
+
+  // Read and nothing throttled (an idle app, or no CPU limit): a measured 0.
+  WindowRecord idle = Record();
+  idle.report.nr_throttled = 0;
+  idle.report.throttled_ratio = 0;
+  m.ObserveWindow(idle);
+  body = Get((*s)->port(), "/metrics");
+  EXPECT_THAT(body,
+              HasSubstr("booster_pod_cpu_throttled_ratio{arm=\"baseline\",pod=\"web-1\"} 0\n"));
 }
 
 TEST(MetricsTest, HealthzAnswers503UnlessTheLoopRuns) {

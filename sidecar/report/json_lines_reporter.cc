@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <cmath>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -86,6 +87,16 @@ std::string ReportJson(const WindowRecord& record) {
     requests["errors"] = q.errors;
     requests["notes"] = q.notes;
   }
+  if (r.go_runtime.has_value()) {
+    // The Go runtime's series as read; null when the application does not export them.
+    auto or_null = [](const std::optional<double>& v) {
+      return v.has_value() ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
+    };
+    nlohmann::ordered_json& go = j["go_runtime"];
+    go["seconds"] = r.go_runtime->seconds;
+    go["gc_cpu_seconds"] = or_null(r.go_runtime->gc_cpu_seconds);
+    go["heap_bytes"] = or_null(r.go_runtime->heap_bytes);
+  }
   j["start"] = Rfc3339(r.start);
   j["end"] = Rfc3339(r.end);
   j["seconds"] = r.seconds;
@@ -106,6 +117,9 @@ std::string ReportJson(const WindowRecord& record) {
   j["major_faults_per_second"] = r.major_fault_rate;
   j["rss_max_bytes"] = r.rss_max_bytes;
   j["rss_last_bytes"] = r.rss_last_bytes;
+  j["go_version"] = r.go_version;
+  j["go_default_godebug"] = r.go_default_godebug;
+  j["app_cpus"] = r.app_cpus;
   j["listen_overflows"] = r.listen_overflows;
   j["listen_drops"] = r.listen_drops;
   j["tcp_retrans_segs"] = r.tcp_retrans_segs;

@@ -43,6 +43,12 @@ TEST(JsonLinesReporterTest, ReportCarriesIdentitySequenceAndEveryMetric) {
   q.requests = 300;
   q.notes = {"no request latency histogram in the scrape"};
   rec.report.requests = q;
+  rec.report.go_runtime.emplace();
+  rec.report.go_runtime->seconds = 30;
+  rec.report.go_runtime->heap_bytes = 5e6;
+  rec.report.go_version = "go1.26.0";
+  rec.report.go_default_godebug = "containermaxprocs=0";
+  rec.report.app_cpus = 2;
   rec.metrics = ComputeWindowMetrics(rec.report);
 
   Json j = Json::parse(ReportJson(rec));
@@ -57,7 +63,18 @@ TEST(JsonLinesReporterTest, ReportCarriesIdentitySequenceAndEveryMetric) {
   EXPECT_EQ(j["incarnation"], "0123456789abcdef0123456789abcdef");
   EXPECT_EQ(j["sequence"], 12);
   EXPECT_EQ(j["generation"], 3);
-  ASSERT_EQ(j["metrics"].size(), 10u);
+  ASSERT_EQ(j["metrics"].size(), kWindowMetricNames.size());
+  for (absl::string_view name : kWindowMetricNames) {
+    EXPECT_TRUE(j["metrics"].contains(std::string(name))) << name;
+  }
+  EXPECT_DOUBLE_EQ(j["metrics"]["goHeapBytes"]["value"].get<double>(), 5e6);
+  EXPECT_THAT(j["metrics"]["goGcCpuShare"]["missing"].get<std::string>(),
+              testing::HasSubstr("go_cpu_classes_gc_total_cpu_seconds_total"));
+  EXPECT_EQ(j["go_version"], "go1.26.0");
+  EXPECT_EQ(j["go_default_godebug"], "containermaxprocs=0");
+  EXPECT_EQ(j["app_cpus"], 2);
+  EXPECT_EQ(j["go_runtime"]["heap_bytes"], 5e6);
+  EXPECT_TRUE(j["go_runtime"]["gc_cpu_seconds"].is_null());
   EXPECT_DOUBLE_EQ(j["metrics"]["throughput"]["value"].get<double>(), 10);
   EXPECT_EQ(j["metrics"]["throughput"]["samples"], 300);
   EXPECT_FALSE(j["metrics"]["throughput"].contains("missing"));

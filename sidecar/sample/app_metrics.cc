@@ -422,4 +422,13 @@ RequestWindow ComputeRequestWindow(const PromScrape& before, const PromScrape& a
   return w;
 }
 
+GoRuntimeWindow ComputeGoRuntimeWindow(const PromScrape& before, const PromScrape& after,
+                                       double seconds) {
+  GoRuntimeWindow w;
+  w.seconds = seconds;
+  w.gc_cpu_seconds = CounterIncrease(before, after, kGoGcCpuSecondsCounter);
+  w.heap_bytes = SumOfSamples(after, kGoHeapBytesGauge);
+  return w;
+}
+
 }  // namespace booster::agent

@@ -2,7 +2,8 @@
 // its request latency histogram, its request counter and its error label (named by the
 // profile, or found by the common names client libraries use), and what they say about
 // one window between two scrapes — latency buckets summed over every label set, requests,
-// errors. Pure: scrapes in, a RequestWindow out; window_metrics.h turns it into values.
+// errors — and what the Go runtime's series say (GoRuntimeWindow). Pure: scrapes in, a
+// RequestWindow out; window_metrics.h turns it into values.
 //
 //   absl::StatusOr<AppMetricsSource> src = ParseAppMetricsSource(R"({"port": 8080})");
 //   AppSeriesChoice choice = ChooseAppSeries(*after, *src);
@@ -12,6 +13,7 @@
 #ifndef BOOSTER_SIDECAR_SAMPLE_APP_METRICS_H_
 #define BOOSTER_SIDECAR_SAMPLE_APP_METRICS_H_
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -98,6 +100,28 @@ struct RequestWindow {
 RequestWindow ComputeRequestWindow(const PromScrape& before, const PromScrape& after,
                                    double seconds, const AppSeriesChoice& choice,
                                    const AppMetricsSource& source);
+
+// The Go runtime's series the agent reads, as github.com/prometheus/client_golang names
+// them. The GC's CPU counter is runtime/metrics' /cpu/classes/gc/total:cpu-seconds, which
+// client_golang exports only when the app enables runtime metrics
+// (collectors.WithGoCollectorRuntimeMetrics); the heap gauge comes with its default Go
+// collector (runtime.MemStats.HeapAlloc, /memory/classes/heap/objects:bytes).
+inline constexpr absl::string_view kGoGcCpuSecondsCounter =
+    "go_cpu_classes_gc_total_cpu_seconds_total";
+inline constexpr absl::string_view kGoHeapBytesGauge = "go_memstats_heap_alloc_bytes";
+
+// What the Go runtime's series say about one window between two scrapes.
+struct GoRuntimeWindow {
+  double seconds = 0;  // between the two scrapes
+  // The increase of kGoGcCpuSecondsCounter (CounterIncrease: resets and new series count
+  // from zero); nullopt when the later scrape does not have it.
+  std::optional<double> gc_cpu_seconds;
+  // kGoHeapBytesGauge at the later scrape; nullopt when it does not have it.
+  std::optional<double> heap_bytes;
+};
+
+GoRuntimeWindow ComputeGoRuntimeWindow(const PromScrape& before, const PromScrape& after,
+                                       double seconds);
 
 }  // namespace booster::agent
 

@@ -266,6 +266,50 @@ TEST(AppMetricsTest, ResetsAndNewSeries) {
   EXPECT_THAT(w.latency_buckets, ElementsAre(Pair(0.1, 20), Pair(INFINITY, 33)));
 }
 
+// client_golang v1.19.1's Go collector with collectors.WithGoCollectorRuntimeMetrics for
+// /cpu/classes/gc/.* (testdata/README.md): the GC's CPU between the scrapes and the heap
+// at the second one.
+TEST(GoRuntimeTest, ClientGolangWithRuntimeMetrics) {
+  PromScrape a = Parse(Fixture("client_golang_runtime_1.txt"));
+  PromScrape b = Parse(Fixture("client_golang_runtime_2.txt"));
+  GoRuntimeWindow g = ComputeGoRuntimeWindow(a, b, 2);
+  EXPECT_EQ(g.seconds, 2);
+  ASSERT_TRUE(g.gc_cpu_seconds.has_value());
+  EXPECT_DOUBLE_EQ(*g.gc_cpu_seconds, 0.064477451 - 0.008629766);
+  ASSERT_TRUE(g.heap_bytes.has_value());
+  EXPECT_DOUBLE_EQ(*g.heap_bytes, 8.503216e+06);
+}
+
+// The default collector (client_golang_*.txt) has the heap but not the GC's CPU; a program
+// of another language has neither.
+TEST(GoRuntimeTest, MissingSeriesAreNotZero) {
+  GoRuntimeWindow g = ComputeGoRuntimeWindow(Parse(Fixture("client_golang_1.txt")),
+                                             Parse(Fixture("client_golang_2.txt")), 10);
+  EXPECT_EQ(g.gc_cpu_seconds, std::nullopt);
+  EXPECT_EQ(g.heap_bytes, 1.818448e+06);
+  g = ComputeGoRuntimeWindow(Parse(Fixture("prometheus_client_1.txt")),
+                             Parse(Fixture("prometheus_client_2.txt")), 10);
+  EXPECT_EQ(g.gc_cpu_seconds, std::nullopt);
+  EXPECT_EQ(g.heap_bytes, std::nullopt);
+}
+
+TEST(GoRuntimeTest, ARestartCountsTheNewCounterWhole) {
+  const char* before =
+      "# TYPE go_cpu_classes_gc_total_cpu_seconds_total counter\n"
+      "go_cpu_classes_gc_total_cpu_seconds_total 12.5\n"
+      "go_memstats_heap_alloc_bytes 4e6\n";
+  const char* after =
+      "# TYPE go_cpu_classes_gc_total_cpu_seconds_total counter\n"
+      "go_cpu_classes_gc_total_cpu_seconds_total 0.25\n"
+      "go_memstats_heap_alloc_bytes 1e6\n";
+  GoRuntimeWindow g = ComputeGoRuntimeWindow(Parse(before), Parse(after), 10);
+  EXPECT_EQ(g.gc_cpu_seconds, 0.25);
+  EXPECT_EQ(g.heap_bytes, 1e6);
+  // A counter new in the second scrape counts from zero, as the request counter does.
+  g = ComputeGoRuntimeWindow(PromScrape{}, Parse(after), 10);
+  EXPECT_EQ(g.gc_cpu_seconds, 0.25);
+}
+
 TEST(AppMetricsTest, ErrorsFromTheHistogramWhenTheCounterHasNoErrorLabel) {
   const char* text_before =
       "# TYPE http_requests_total counter\nhttp_requests_total 0\n"

@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "sidecar/topology/cpu_list.h"
 
 namespace booster::agent {
 
@@ -67,6 +68,20 @@ absl::StatusOr<ProcStatus> ParseProcStatus(absl::string_view text) {
   }
   if (seen != 2) return absl::InvalidArgumentError("/proc/<pid>/status has no ctxt_switches");
   return s;
+}
+
+absl::StatusOr<int> ParseAllowedCpuCount(absl::string_view text) {
+  constexpr absl::string_view kKey = "Cpus_allowed_list:";
+  for (absl::string_view line : absl::StrSplit(text, '\n', absl::SkipEmpty())) {
+    if (!absl::ConsumePrefix(&line, kKey)) continue;
+    absl::StatusOr<std::vector<int>> cpus = ParseCpuList(line);
+    if (!cpus.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("bad Cpus_allowed_list in /proc/<pid>/status: ", cpus.status().message()));
+    }
+    return static_cast<int>(cpus->size());
+  }
+  return absl::NotFoundError("/proc/<pid>/status has no Cpus_allowed_list");
 }
 
 absl::StatusOr<Schedstat> ParseSchedstat(absl::string_view text) {

@@ -49,6 +49,11 @@ absl::StatusOr<ProcStat> ParseProcStat(absl::string_view text);
 absl::StatusOr<ProcStatus> ParseProcStatus(absl::string_view text);
 absl::StatusOr<Schedstat> ParseSchedstat(absl::string_view text);
 
+// How many CPUs the task may run on: the CPUs of the "Cpus_allowed_list:" line of
+// /proc/<pid>/status (or task/<tid>/status), its scheduler affinity ("0-3,8" -> 5).
+// kNotFound without that line, kInvalidArgument when its list does not parse.
+absl::StatusOr<int> ParseAllowedCpuCount(absl::string_view status_text);
+
 // /proc/net/netstat and /proc/net/snmp: pairs of lines "Tcp: names..." / "Tcp: values...".
 // Keys are "<Group>.<Name>", e.g. "TcpExt.ListenOverflows", "Tcp.RetransSegs".
 absl::StatusOr<std::map<std::string, int64_t>> ParseNetCounters(absl::string_view text);

@@ -56,6 +56,16 @@ TEST(ProcStatsTest, ParsesRealStatus) {
   EXPECT_FALSE(ParseProcStatus("Name:\tx\n").ok());
 }
 
+TEST(ProcStatsTest, AllowedCpusOfTheProcessAndOfATask) {
+  EXPECT_EQ(*ParseAllowedCpuCount(Fixture("proc_status.txt")), 2);  // "0-1"
+  EXPECT_EQ(*ParseAllowedCpuCount("Name:\tx\nCpus_allowed:\t10f\nCpus_allowed_list:\t0-3,8\n"), 5);
+  EXPECT_EQ(*ParseAllowedCpuCount("Cpus_allowed_list:\t7"), 1);
+  EXPECT_EQ(ParseAllowedCpuCount("Name:\tx\nCpus_allowed:\tf\n").status().code(),
+            absl::StatusCode::kNotFound);
+  EXPECT_EQ(ParseAllowedCpuCount("Cpus_allowed_list:\t3-1\n").status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
 TEST(ProcStatsTest, ParsesRealSchedstat) {
   absl::StatusOr<Schedstat> s = ParseSchedstat(Fixture("proc_schedstat.txt"));
   ASSERT_TRUE(s.ok()) << s.status();

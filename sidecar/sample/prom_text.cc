@@ -150,6 +150,31 @@ std::string SeriesKey(absl::string_view name, const PromLabels& labels) {
   return out;
 }
 
+std::optional<double> SumOfSamples(const PromScrape& scrape, absl::string_view name) {
+  std::optional<double> sum;
+  for (const PromSample& s : scrape.samples) {
+    if (s.name != name || !std::isfinite(s.value)) continue;
+    sum = sum.value_or(0) + s.value;
+  }
+  return sum;
+}
+
+std::optional<double> CounterIncrease(const PromScrape& before, const PromScrape& after,
+                                      absl::string_view name) {
+  std::map<std::string, double> old;
+  for (const PromSample& s : before.samples) {
+    if (s.name == name && std::isfinite(s.value)) old[SeriesKey(s.name, s.labels)] = s.value;
+  }
+  std::optional<double> increase;
+  for (const PromSample& s : after.samples) {
+    if (s.name != name || !std::isfinite(s.value)) continue;
+    auto it = old.find(SeriesKey(s.name, s.labels));
+    double d = CounterDelta(it == old.end() ? 0 : it->second, s.value);
+    increase = increase.value_or(0) + std::max(0.0, d);
+  }
+  return increase;
+}
+
 absl::StatusOr<PromScrape> ParsePrometheusText(absl::string_view text) {
   PromScrape s;
   std::set<std::string> seen;  // SeriesKey of every sample kept

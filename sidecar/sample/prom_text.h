@@ -12,6 +12,7 @@
 #define BOOSTER_SIDECAR_SAMPLE_PROM_TEXT_H_
 
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -51,6 +52,17 @@ std::string TypeOf(const std::string& sample_name, const std::map<std::string, s
 // "name{a=\"x\",b=\"y\"}" (labels sorted, values escaped as in the exposition format, so
 // distinct series never share a key), the key used in the window maps.
 std::string SeriesKey(absl::string_view name, const PromLabels& labels);
+
+// The samples named `name` summed over their label sets (non-finite values left out);
+// nullopt when the scrape has no such sample. For a gauge with one series, its value.
+std::optional<double> SumOfSamples(const PromScrape& scrape, absl::string_view name);
+
+// How much the counter samples named `name` went up from `before` to `after`, summed over
+// their label sets, as PromQL's increase() without extrapolation: a series that went down
+// was reset and counts its value after whole, a series new in `after` counts from zero, so
+// the result is never negative. nullopt when `after` has no such sample.
+std::optional<double> CounterIncrease(const PromScrape& before, const PromScrape& after,
+                                      absl::string_view name);
 
 struct HistogramWindow {
   double count = 0;  // observations in the window

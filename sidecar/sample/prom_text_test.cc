@@ -84,6 +84,33 @@ TEST(PromTextTest, SeriesKeyEscapesLabelValuesSoDistinctSeriesNeverCollide) {
   EXPECT_EQ(s->samples.size(), 2u);  // two series, not a duplicate
 }
 
+TEST(PromTextTest, SumOfSamplesAndCounterIncrease) {
+  absl::StatusOr<PromScrape> before = ParsePrometheusText(
+      "# TYPE c_total counter\n"
+      "c_total{a=\"1\"} 10\n"
+      "c_total{a=\"2\"} 50\n"
+      "c_total{a=\"gone\"} 7\n"
+      "g 3\n");
+  absl::StatusOr<PromScrape> after = ParsePrometheusText(
+      "# TYPE c_total counter\n"
+      "c_total{a=\"1\"} 15\n"     // +5
+      "c_total{a=\"2\"} 4\n"      // reset: +4
+      "c_total{a=\"3\"} 2\n"      // new: +2
+      "c_total{a=\"nan\"} NaN\n"  // left out
+      "g{x=\"1\"} 1.5\n"
+      "g{x=\"2\"} 2.5\n"
+      "h NaN\n");
+  ASSERT_TRUE(before.ok() && after.ok());
+  EXPECT_EQ(CounterIncrease(*before, *after, "c_total"), 11);
+  EXPECT_EQ(CounterIncrease(*after, *after, "c_total"), 0);
+  EXPECT_EQ(CounterIncrease(*before, *after, "absent_total"), std::nullopt);
+  EXPECT_EQ(CounterIncrease(*after, *before, "g"), 3) << "g is new in `after` here: whole";
+  EXPECT_EQ(SumOfSamples(*after, "g"), 4);
+  EXPECT_EQ(SumOfSamples(*before, "g"), 3);
+  EXPECT_EQ(SumOfSamples(*after, "h"), std::nullopt) << "no finite value";
+  EXPECT_EQ(SumOfSamples(*after, "c"), std::nullopt) << "names are matched whole";
+}
+
 TEST(PromTextTest, WindowFromHandWrittenScrapes) {
   const char* kBefore =
       "# TYPE req_total counter\nreq_total{code=\"200\"} 100\nreq_total{code=\"500\"} 50\n"

@@ -133,6 +133,8 @@ absl::StatusOr<TickDelta> ProcessSampler::Sample(const std::vector<int>& pids, a
 
   std::map<std::pair<int, int>, TaskState> tasks;
   std::map<int, ProcState> procs;
+  std::map<std::pair<int, uint64_t>, GoBuildInfo> go_build_infos;
+  bool go_found = false;
   uint64_t tick_cpu_ns = 0;
   int readable = 0;
   for (int pid : pids) {
@@ -151,6 +153,13 @@ absl::StatusOr<TickDelta> ProcessSampler::Sample(const std::vector<int>& pids, a
       d.major_faults += Diff(ps.majflt, prev->second.majflt);
     }
     procs[pid] = ps;
+    // The executable is read once per process: its build info does not change while it runs.
+    auto go_key = std::make_pair(pid, ps.starttime);
+    auto known = go_build_infos_.find(go_key);
+    GoBuildInfo& go = go_build_infos[go_key];
+    go = known != go_build_infos_.end() ? known->second
+                                        : ReadExecutableBuildInfo(base + "/exe", pid);
+    int allowed_cpus = 0;  // of the main thread, read below with the other threads
     d.rss_bytes += static_cast<uint64_t>(std::max<int64_t>(0, st->rss_pages)) *
                    static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
     ++d.processes;
@@ -158,6 +167,11 @@ absl::StatusOr<TickDelta> ProcessSampler::Sample(const std::vector<int>& pids, a
       std::string tbase = absl::StrCat(base, "/task/", tid);
       absl::StatusOr<std::string> ss = ReadFile(tbase + "/schedstat");
       absl::StatusOr<std::string> status = ReadFile(tbase + "/status");
+      if (tid == pid && status.ok()) {
+        // The main thread's affinity is the process's (/proc/<pid>/status shows it).
+        absl::StatusOr<int> cpus = ParseAllowedCpuCount(*status);
+        allowed_cpus = cpus.ok() ? *cpus : 0;
+      }
       if (!ss.ok() || !status.ok()) continue;  // the thread just exited
       absl::StatusOr<Schedstat> sched = ParseSchedstat(*ss);
       absl::StatusOr<ProcStatus> pst = ParseProcStatus(*status);
@@ -179,9 +193,17 @@ absl::StatusOr<TickDelta> ProcessSampler::Sample(const std::vector<int>& pids, a
       }
       tasks[key] = ts;
     }
+    // The application's facts: the first Go program among the targets, else the first.
+    if (!go_found && (!go.version.empty() || readable == 1)) {
+      d.go_version = go.version;
+      d.go_default_godebug = go.default_godebug;
+      d.app_cpus = allowed_cpus;
+      go_found = !go.version.empty();
+    }
   }
   tasks_ = std::move(tasks);
   procs_ = std::move(procs);
+  go_build_infos_ = std::move(go_build_infos);
   if (readable == 0 && !pids.empty()) {
     return absl::NotFoundError("none of the target processes could be read");
   }
@@ -253,13 +275,38 @@ absl::StatusOr<TickDelta> ProcessSampler::Sample(const std::vector<int>& pids, a
     zero.rss_bytes = d.rss_bytes;
     zero.threads = d.threads;
     zero.processes = d.processes;
+    zero.go_version = d.go_version;
+    zero.go_default_godebug = d.go_default_godebug;
+    zero.app_cpus = d.app_cpus;
     return zero;
   }
   return d;
 }
 
+GoBuildInfo ProcessSampler::ReadExecutableBuildInfo(const std::string& exe, int pid) {
+  std::string error;
+  std::optional<GoBuildInfo> info = ReadGoBuildInfo(exe, &error);
+  if (!error.empty()) {
+    notes_.push_back(
+        absl::StrCat("the Go version of process ", pid, " is unknown (read once): ", error));
+  }
+  return info.value_or(GoBuildInfo{});
+}
+
+std::vector<std::string> ProcessSampler::TakeNotes() {
+  std::vector<std::string> out;
+  out.swap(notes_);
+  return out;
+}
+
 void WindowAggregator::Add(const TickDelta& d) {
   ++ticks_;
+  if (d.processes > 0) {
+    ++rss_ticks_;
+    go_version_ = d.go_version;
+    go_default_godebug_ = d.go_default_godebug;
+    app_cpus_ = d.app_cpus;
+  }
   if (d.seconds > 0 && d.procs_read) {
     ++measured_ticks_;
     measured_seconds_ += d.seconds;
@@ -327,6 +374,10 @@ WindowReport WindowAggregator::Close(absl::Time now) {
   r.throttled_seconds = static_cast<double>(sum_.throttled_ns) / 1e9;
   r.rss_max_bytes = rss_max_;
   r.rss_last_bytes = sum_.rss_bytes;
+  r.rss_ticks = rss_ticks_;
+  r.go_version = go_version_;
+  r.go_default_godebug = go_default_godebug_;
+  r.app_cpus = app_cpus_;
   r.threads = sum_.threads;
   r.processes = sum_.processes;
   r.listen_overflows = sum_.listen_overflows;
@@ -339,6 +390,10 @@ WindowReport WindowAggregator::Close(absl::Time now) {
   start_ = now;
   sum_ = TickDelta{};
   rss_max_ = 0;
+  rss_ticks_ = 0;
+  go_version_.clear();
+  go_default_godebug_.clear();
+  app_cpus_ = 0;
   ticks_ = 0;
   errors_ = 0;
   measured_ticks_ = 0;

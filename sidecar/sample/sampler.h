@@ -2,6 +2,8 @@
 // cgroup's cpu.stat and the pod's network counters, and turns them into increments
 // (TickDelta) that a WindowAggregator sums into one report per window. Counters are
 // differenced per thread, so threads that come and go neither lose nor double-count.
+// Besides the counters, what the application is: the Go version and default GODEBUG of its
+// executable (read once per process) and the CPUs it may run on.
 //
 //   ProcessSampler sampler("/proc", cgroup_paths);
 //   WindowAggregator windows(absl::Seconds(10), clock.Now());
@@ -20,6 +22,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "sidecar/sample/app_metrics.h"
+#include "sidecar/sample/go_build_info.h"
 #include "sidecar/sample/prom_text.h"
 #include "sidecar/topology/cgroup.h"
 
@@ -71,7 +74,14 @@ struct TickDelta {
   int64_t tcp_out_segs = 0;
   uint64_t rss_bytes = 0;  // gauge: the sum over targets now
   int threads = 0;         // gauge
-  int processes = 0;       // gauge
+  int processes = 0;       // gauge: targets read, the baseline sample included
+  // The application (gauges): the Go version and default GODEBUG (go_build_info.h) of the
+  // first target that is a Go program ("" when none is), and the CPUs that process may run
+  // on (its main thread's Cpus_allowed_list; the first target's when none is a Go program;
+  // 0 when unread).
+  std::string go_version;
+  std::string go_default_godebug;
+  int app_cpus = 0;
   // What this delta covers (all false for the first, baseline sample).
   bool procs_read = false;     // at least one target was read: CPU and schedstat counted
   bool cpu_stat_read = false;  // a target cgroup's cpu.stat was differenced
@@ -90,9 +100,14 @@ class ProcessSampler {
   // before continue; a new one starts as baseline.
   void SetCgroups(std::vector<CgroupPaths> cgroups);
 
-  // The first call establishes the baseline and returns zero increments. Processes that
-  // vanished are skipped; an error only when nothing could be read.
+  // The first call establishes the baseline and returns zero increments (and the gauges).
+  // Processes that vanished are skipped; an error only when nothing could be read.
   absl::StatusOr<TickDelta> Sample(const std::vector<int>& pids, absl::Time now);
+
+  // What went wrong reading the application's facts since the last call, for the log: at
+  // most one line per process (an executable that cannot be read, e.g. EACCES on
+  // /proc/<pid>/exe, is tried once per process, and its Go version is "").
+  std::vector<std::string> TakeNotes();
 
  private:
   struct TaskState {
@@ -105,6 +120,8 @@ class ProcessSampler {
     std::optional<CpuStat> cpu_stat;
     std::optional<uint64_t> usage_ns;
   };
+  // ReadGoBuildInfo of `exe`, empty when none; a read failure becomes a note.
+  GoBuildInfo ReadExecutableBuildInfo(const std::string& exe, int pid);
   std::string proc_root_;
   std::vector<CgroupPaths> cgroups_;
   long ticks_per_second_;
@@ -113,6 +130,10 @@ class ProcessSampler {
   std::map<int, ProcState> procs_;
   std::map<std::string, CgroupState> cgroup_state_;  // by cpu directory
   std::map<std::string, int64_t> last_net_;
+  // The build info of each target process's executable (empty when not a Go program or not
+  // readable), by (pid, starttime): read once per process, forgotten when it is gone.
+  std::map<std::pair<int, uint64_t>, GoBuildInfo> go_build_infos_;
+  std::vector<std::string> notes_;
 };
 
 // One window of figures, rates per second unless named otherwise.
@@ -133,8 +154,9 @@ struct WindowReport {
   double involuntary_cs_rate = 0;
   double minor_fault_rate = 0;
   double major_fault_rate = 0;
-  uint64_t rss_max_bytes = 0;
-  uint64_t rss_last_bytes = 0;
+  uint64_t rss_max_bytes = 0;   // the targets' resident set summed, the highest of the ticks
+  uint64_t rss_last_bytes = 0;  // ... at the last tick
+  int rss_ticks = 0;            // ticks that read at least one target's resident set
   int threads = 0;
   int processes = 0;
   int64_t listen_overflows = 0;
@@ -151,9 +173,15 @@ struct WindowReport {
   int net_ticks = 0;             // ticks with the pod's network counters differenced
   double net_seconds = 0;
   bool cpu_limited = false;               // set by the agent: a target cgroup has a CPU quota
-  std::optional<PromWindow> app;          // the application's own metrics
-  std::optional<RequestWindow> requests;  // its requests, latency and errors
-  std::string app_error;                  // why `app` is missing, when it is
+  // The application, as of the window's last tick that read a target (TickDelta's).
+  std::string go_version;          // "go1.26.0"; "" when no target is a Go program (or readable)
+  std::string go_default_godebug;  // its DefaultGODEBUG; "" when none
+  int app_cpus = 0;                // CPUs it may run on; 0 when unknown
+  // Set by the agent from the application's scrapes (window_metrics.h):
+  std::optional<PromWindow> app;              // the application's own metrics
+  std::optional<RequestWindow> requests;      // its requests, latency and errors
+  std::optional<GoRuntimeWindow> go_runtime;  // its Go runtime's GC CPU and heap; with requests
+  std::string app_error;                      // why `app` is missing, when it is
 };
 
 // Sums TickDeltas into windows of a fixed length. Pure (time is passed in).
@@ -171,6 +199,10 @@ class WindowAggregator {
   absl::Time start_;
   TickDelta sum_;
   uint64_t rss_max_ = 0;
+  int rss_ticks_ = 0;
+  std::string go_version_;
+  std::string go_default_godebug_;
+  int app_cpus_ = 0;
   int ticks_ = 0;
   int errors_ = 0;
   int measured_ticks_ = 0;

@@ -43,13 +43,35 @@ class FakeProc {
   void SetCommand(int pid, const std::string& cmdline) {
     Write(absl::StrCat(root_, "/", pid, "/cmdline"), cmdline);
   }
-  void Thread(int pid, int tid, uint64_t wait_ns, uint64_t slices, uint64_t vcs, uint64_t ivcs) {
+  void Thread(int pid, int tid, uint64_t wait_ns, uint64_t slices, uint64_t vcs, uint64_t ivcs,
+              const std::string& cpus_allowed_list = "") {
     std::string t = absl::StrCat(root_, "/", pid, "/task/", tid);
     Mkdir(t);
     Write(t + "/schedstat", absl::StrCat("1000 ", wait_ns, " ", slices, "\n"));
-    Write(t + "/status", absl::StrCat("Name:\tserver\nvoluntary_ctxt_switches:\t", vcs,
-                                      "\nnonvoluntary_ctxt_switches:\t", ivcs, "\n"));
+    Write(t + "/status",
+          absl::StrCat(
+              "Name:\tserver\n",
+              cpus_allowed_list.empty() ? "" : "Cpus_allowed_list:\t" + cpus_allowed_list + "\n",
+              "voluntary_ctxt_switches:\t", vcs, "\nnonvoluntary_ctxt_switches:\t", ivcs, "\n"));
   }
+  // The executable, /proc/<pid>/exe: a Go program's build info for `go_version`, else bytes
+  // of no Go program.
+  void Exe(int pid, const std::string& go_version, const std::string& default_godebug = "") {
+    std::string bytes(4096, '\x90');
+    if (!go_version.empty()) {
+      // The module info between cmd/go's two 16-byte sentinels (go_build_info.h).
+      std::string mod = std::string(16, '<') +
+                        "path\tweb\nbuild\tDefaultGODEBUG=" + default_godebug + "\n" +
+                        std::string(16, '>');
+      std::string blob = std::string("\xff Go buildinf:", 14) + "\x08\x02" + std::string(16, '\0') +
+                         static_cast<char>(go_version.size()) + go_version +
+                         static_cast<char>(mod.size()) + mod;
+      bytes.replace(1024, blob.size(), blob);
+    }
+    Write(absl::StrCat(root_, "/", pid, "/exe"), bytes);
+  }
+  // An executable that cannot be read (a directory: read(2) fails with EISDIR).
+  void UnreadableExe(int pid) { Mkdir(absl::StrCat(root_, "/", pid, "/exe")); }
   void RemoveThread(int pid, int tid) {
     std::system(absl::StrCat("rm -rf ", root_, "/", pid, "/task/", tid).c_str());
   }
@@ -268,6 +290,77 @@ TEST(SamplerTest, PidReuseIsABaselineNotADelta) {
   EXPECT_EQ(d->minor_faults, 0u);
 }
 
+// The Go version of the first target that is a Go program, and the CPUs that process may
+// run on; each executable read once per process.
+TEST(SamplerTest, TheApplicationsGoVersionAndCpus) {
+  FakeProc p;
+  p.Process(10, 5, 0, 0, 1);  // a shell: not a Go program
+  p.Thread(10, 10, 0, 0, 0, 0, "0-1");
+  p.Exe(10, "");
+  p.Process(11, 5, 0, 0, 1);  // the Go server
+  p.Thread(11, 11, 0, 0, 0, 0, "0-3,8");
+  p.Thread(11, 12, 0, 0, 0, 0, "2");  // a pinned thread is not the process's affinity
+  p.Exe(11, "go1.26.0", "containermaxprocs=0");
+  ProcessSampler s(p.root(), CgroupPaths{});
+  absl::StatusOr<TickDelta> d = s.Sample({10, 11}, T(0));
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(d->go_version, "go1.26.0") << "the baseline carries the facts too";
+  EXPECT_EQ(d->go_default_godebug, "containermaxprocs=0");
+  EXPECT_EQ(d->app_cpus, 5);
+  EXPECT_TRUE(s.TakeNotes().empty());
+
+  // The executable is not read again while the process lives ...
+  p.Exe(11, "go1.99.0");
+  d = s.Sample({10, 11}, T(1));
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->go_version, "go1.26.0");
+  // ... but its affinity is, every tick.
+  p.Thread(11, 11, 0, 0, 0, 0, "0-1");
+  EXPECT_EQ(s.Sample({10, 11}, T(2))->app_cpus, 2);
+  // A new process under the same pid is read again.
+  p.Process(11, /*start=*/777, 0, 0, 1);
+  d = s.Sample({10, 11}, T(3));
+  EXPECT_EQ(d->go_version, "go1.99.0");
+  EXPECT_EQ(d->go_default_godebug, "");
+
+  // No Go program among the targets: no version, the first target's CPUs.
+  d = s.Sample({10}, T(4));
+  EXPECT_EQ(d->go_version, "");
+  EXPECT_EQ(d->go_default_godebug, "");
+  EXPECT_EQ(s.Sample({10}, T(5))->app_cpus, 2);
+  // No Cpus_allowed_list: unknown, 0.
+  p.Thread(10, 10, 0, 0, 0, 0);
+  EXPECT_EQ(s.Sample({10}, T(6))->app_cpus, 0);
+}
+
+TEST(SamplerTest, AnUnreadableExecutableIsNoGoVersionAndOneNote) {
+  FakeProc p;
+  p.Process(10, 5, 0, 0, 1);
+  p.Thread(10, 10, 0, 0, 0, 0, "0-3");
+  p.UnreadableExe(10);
+  p.Process(11, 5, 0, 0, 1);
+  p.Thread(11, 11, 0, 0, 0, 0, "0");
+  p.Exe(11, "go1.25.3");
+  ProcessSampler s(p.root(), CgroupPaths{});
+  for (int i = 0; i < 3; ++i) {
+    absl::StatusOr<TickDelta> d = s.Sample({10, 11}, T(i));
+    ASSERT_TRUE(d.ok()) << d.status();
+    EXPECT_EQ(d->go_version, "go1.25.3");
+    EXPECT_EQ(d->app_cpus, 1) << "the Go program's, not the first target's";
+    std::vector<std::string> notes = s.TakeNotes();
+    if (i == 0) {
+      ASSERT_EQ(notes.size(), 1u);
+      EXPECT_THAT(notes[0], ::testing::StartsWith("the Go version of process 10 is unknown"));
+      EXPECT_THAT(notes[0], ::testing::HasSubstr(p.root() + "/10/exe"));
+    } else {
+      EXPECT_TRUE(notes.empty()) << "once per process, not every tick";
+    }
+  }
+  // The same process, unreadable, alone: no version, and still no second note.
+  EXPECT_EQ(s.Sample({10}, T(3))->go_version, "");
+  EXPECT_TRUE(s.TakeNotes().empty());
+}
+
 TEST(SamplerTest, AllTargetsGoneIsAnError) {
   FakeProc p;
   ProcessSampler s(p.root(), CgroupPaths{});
@@ -288,6 +381,10 @@ TEST(SamplerTest, WindowAggregatesRates) {
   d.tcp_out_segs = 100;
   d.tcp_retrans_segs = 1;
   d.procs_read = d.cpu_stat_read = d.net_read = true;
+  d.processes = 1;
+  d.go_version = "go1.26.0";
+  d.go_default_godebug = "updatemaxprocs=0";
+  d.app_cpus = 4;
   for (int i = 0; i < 10; ++i) {
     d.rss_bytes = 1000 + i * (i % 2 == 0 ? 100 : 0);
     w.Add(d);
@@ -307,6 +404,10 @@ TEST(SamplerTest, WindowAggregatesRates) {
   EXPECT_DOUBLE_EQ(r.tcp_retrans_ratio, 0.01);
   EXPECT_EQ(r.rss_max_bytes, 1800u);
   EXPECT_EQ(r.rss_last_bytes, 1000u);
+  EXPECT_EQ(r.rss_ticks, 10);
+  EXPECT_EQ(r.go_version, "go1.26.0");
+  EXPECT_EQ(r.go_default_godebug, "updatemaxprocs=0");
+  EXPECT_EQ(r.app_cpus, 4);
   EXPECT_EQ(r.measured_ticks, 10);
   EXPECT_DOUBLE_EQ(r.measured_seconds, 10);
   EXPECT_DOUBLE_EQ(r.cpu_seconds, 5);
@@ -316,7 +417,12 @@ TEST(SamplerTest, WindowAggregatesRates) {
   EXPECT_DOUBLE_EQ(r.net_seconds, 10);
   // The next window starts empty at the close time.
   EXPECT_FALSE(w.Due(T(19)));
-  EXPECT_EQ(w.Close(T(20)).ticks, 0);
+  WindowReport empty = w.Close(T(20));
+  EXPECT_EQ(empty.ticks, 0);
+  EXPECT_EQ(empty.rss_ticks, 0);
+  EXPECT_EQ(empty.go_version, "") << "facts are of the window that read them";
+  EXPECT_EQ(empty.go_default_godebug, "");
+  EXPECT_EQ(empty.app_cpus, 0);
 }
 
 // Ticks without any target (the app not started yet) neither count as measured nor dilute
@@ -325,13 +431,19 @@ TEST(SamplerTest, RatesCoverOnlyMeasuredTicks) {
   WindowAggregator w(absl::Seconds(10), T(0));
   TickDelta idle;
   idle.seconds = 1;
-  for (int i = 0; i < 5; ++i) w.Add(idle);
   TickDelta busy;
   busy.seconds = 1;
   busy.procs_read = true;
+  busy.processes = 1;
   busy.cpu_ns = 1'000'000'000;
+  busy.go_version = "go1.24.0";
+  busy.app_cpus = 2;
   for (int i = 0; i < 5; ++i) w.Add(busy);
+  for (int i = 0; i < 5; ++i) w.Add(idle);
   WindowReport r = w.Close(T(10));
+  EXPECT_EQ(r.rss_ticks, 5);
+  EXPECT_EQ(r.go_version, "go1.24.0") << "ticks without a target keep the last facts read";
+  EXPECT_EQ(r.app_cpus, 2);
   EXPECT_DOUBLE_EQ(r.seconds, 10);
   EXPECT_EQ(r.measured_ticks, 5);
   EXPECT_DOUBLE_EQ(r.measured_seconds, 5);
@@ -365,6 +477,9 @@ TEST(SamplerTest, MeasuresARealBusyProcess) {
   EXPECT_GE(cpu, 200'000'000u);
   EXPECT_EQ(d->threads, 1);
   EXPECT_GT(d->rss_bytes, 0u);
+  EXPECT_EQ(d->go_version, "") << "/bin/sh is no Go program";
+  EXPECT_GE(d->app_cpus, 1);
+  EXPECT_TRUE(s.TakeNotes().empty()) << "its own child's executable is readable";
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "sidecar/sample/window_metrics.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
@@ -30,11 +31,13 @@ MetricValue Missing(absl::string_view name, std::string why) {
 }
 
 // Why the application's figures are not there at all, or "" when they are.
-std::string NoRequests(const WindowReport& r) {
-  if (r.requests.has_value()) return "";
+std::string NoScrape(bool present, const WindowReport& r) {
+  if (present) return "";
   if (!r.app_error.empty()) return absl::StrCat("no application scrape: ", r.app_error);
   return "the application's metrics are not scraped";
 }
+
+std::string NoRequests(const WindowReport& r) { return NoScrape(r.requests.has_value(), r); }
 
 std::string Notes(const RequestWindow& w) {
   return w.notes.empty() ? "" : absl::StrCat(" (", absl::StrJoin(w.notes, "; "), ")");
@@ -69,15 +72,15 @@ MetricValue ErrorRate(const WindowReport& r) {
   return Present(kName, w.errors / w.error_base, Count(w.error_base));
 }
 
+bool CpuMeasured(const WindowReport& r) { return r.measured_ticks > 0 && r.measured_seconds > 0; }
+
 MetricValue CpuPerRequest(const WindowReport& r) {
   constexpr absl::string_view kName = "cpuPerRequest";
   if (std::string why = NoRequests(r); !why.empty()) return Missing(kName, why);
   if (!HasRequests(r))
     return Missing(kName, "no request counter or histogram" + Notes(*r.requests));
   if (!(r.requests->requests > 0)) return Missing(kName, "no request in the window");
-  if (r.measured_ticks == 0 || !(r.measured_seconds > 0)) {
-    return Missing(kName, "no CPU measured: no target process was read");
-  }
+  if (!CpuMeasured(r)) return Missing(kName, "no CPU measured: no target process was read");
   // Both as rates, so the scrape interval and the tick window need not coincide exactly.
   double cores = r.cpu_seconds / r.measured_seconds;
   double per_second = r.requests->requests / r.requests->seconds;
@@ -119,6 +122,44 @@ MetricValue Retransmits(const WindowReport& r) {
                  r.net_ticks);
 }
 
+MetricValue MemoryRss(const WindowReport& r) {
+  constexpr absl::string_view kName = "memoryRss";
+  if (r.rss_ticks == 0) return Missing(kName, "no target process was read");
+  return Present(kName, static_cast<double>(r.rss_max_bytes), r.rss_ticks);
+}
+
+MetricValue GoGcCpuShare(const WindowReport& r) {
+  constexpr absl::string_view kName = "goGcCpuShare";
+  if (std::string why = NoScrape(r.go_runtime.has_value(), r); !why.empty()) {
+    return Missing(kName, why);
+  }
+  const GoRuntimeWindow& g = *r.go_runtime;
+  if (!g.gc_cpu_seconds.has_value()) {
+    return Missing(kName,
+                   absl::StrCat("the app exports no ", kGoGcCpuSecondsCounter,
+                                " (client_golang: collectors.WithGoCollectorRuntimeMetrics)"));
+  }
+  if (!(g.seconds > 0)) return Missing(kName, "no time between the two scrapes");
+  if (!CpuMeasured(r)) return Missing(kName, "no CPU measured: no target process was read");
+  if (!(r.cpu_seconds > 0)) return Missing(kName, "the app used no CPU in the window");
+  // Both as rates, as cpuPerRequest: the scrapes and the ticks cover nearly the same time.
+  double gc_cores = *g.gc_cpu_seconds / g.seconds;
+  double app_cores = r.cpu_seconds / r.measured_seconds;
+  return Present(kName, std::max(0.0, gc_cores / app_cores), r.measured_ticks);
+}
+
+MetricValue GoHeapBytes(const WindowReport& r) {
+  constexpr absl::string_view kName = "goHeapBytes";
+  if (std::string why = NoScrape(r.go_runtime.has_value(), r); !why.empty()) {
+    return Missing(kName, why);
+  }
+  if (!r.go_runtime->heap_bytes.has_value()) {
+    return Missing(kName, absl::StrCat("the app exports no ", kGoHeapBytesGauge,
+                                       " (client_golang's default Go collector)"));
+  }
+  return Present(kName, *r.go_runtime->heap_bytes, 1);
+}
+
 }  // namespace
 
 const MetricValue* WindowMetrics::Find(absl::string_view name) const {
@@ -139,7 +180,10 @@ WindowMetrics ComputeWindowMetrics(const WindowReport& r) {
                  CpuThrottling(r),
                  RunQueueDelay(r),
                  ListenOverflows(r),
-                 Retransmits(r)};
+                 Retransmits(r),
+                 MemoryRss(r),
+                 GoGcCpuShare(r),
+                 GoHeapBytes(r)};
   return out;
 }
 

@@ -18,6 +18,12 @@
 //   runQueueDelay        seconds waited for a CPU per second, summed over threads
 //   listenOverflows      accept-queue overflows per second in the pod's network namespace
 //   retransmits          retransmitted TCP segments / segments sent
+//   memoryRss            bytes; the targets' resident set summed, the highest of the ticks
+//   goGcCpuShare         the Go GC's CPU seconds / the app's CPU seconds (GC rate over the
+//                        scrape interval / CPU cores over the measured ticks); never
+//                        negative, and may exceed 1: the runtime's GC CPU is an estimate
+//                        that counts a stop-the-world pause as GOMAXPROCS busy CPUs
+//   goHeapBytes          bytes; go_memstats_heap_alloc_bytes at the window's last scrape
 #ifndef BOOSTER_SIDECAR_SAMPLE_WINDOW_METRICS_H_
 #define BOOSTER_SIDECAR_SAMPLE_WINDOW_METRICS_H_
 
@@ -33,16 +39,18 @@
 namespace booster::agent {
 
 // In the order of the CRD's enum (and operator/feedback/types.h).
-inline constexpr std::array<absl::string_view, 10> kWindowMetricNames = {
+inline constexpr std::array<absl::string_view, 13> kWindowMetricNames = {
     "latencyP50",    "latencyP99",    "latencyP999",   "throughput",      "errorRate",
-    "cpuPerRequest", "cpuThrottling", "runQueueDelay", "listenOverflows", "retransmits"};
+    "cpuPerRequest", "cpuThrottling", "runQueueDelay", "listenOverflows", "retransmits",
+    "memoryRss",     "goGcCpuShare",  "goHeapBytes"};
 
 struct MetricValue {
   std::string name;
   std::optional<double> value;  // nullopt: missing in this window
   // Observations behind the value: requests (latency quantiles count the histogram's
-  // observations) for the app-derived metrics, ticks for the kernel counters. 0 when
-  // missing.
+  // observations) for the request-derived metrics, ticks for the kernel counters (memoryRss:
+  // the ticks that read the resident set; goGcCpuShare: the ticks that measured the app's
+  // CPU), 1 for goHeapBytes (one reading of a gauge). 0 when missing.
   int64_t samples = 0;
   std::string missing;  // why, when missing
 };

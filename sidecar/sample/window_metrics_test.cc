@@ -16,7 +16,9 @@ using ::testing::HasSubstr;
 
 // A 10-second window where everything was measured: 200 requests (10 errors), latency
 // buckets 100 <= 0.01 s, 190 <= 0.1 s, 200 <= 1 s; 0.5 cores; 40 of 100 CFS periods
-// throttled; 0.2 s of run-queue wait; 30 listen overflows; 5 of 1000 segments resent.
+// throttled; 0.2 s of run-queue wait; 30 listen overflows; 5 of 1000 segments resent;
+// at most 64 MiB resident over 11 ticks (the baseline's too); 0.5 s of the Go GC's CPU
+// between scrapes 10 s apart (a tenth of the app's), a 20 MiB heap at the last scrape.
 WindowReport Full() {
   WindowReport r;
   r.seconds = 10;
@@ -34,6 +36,14 @@ WindowReport Full() {
   r.listen_overflows = 30;
   r.tcp_retrans_segs = 5;
   r.tcp_out_segs = 1000;
+  r.rss_max_bytes = 64 << 20;
+  r.rss_last_bytes = 60 << 20;
+  r.rss_ticks = 11;
+  GoRuntimeWindow g;
+  g.seconds = 10;
+  g.gc_cpu_seconds = 0.5;
+  g.heap_bytes = 20 << 20;
+  r.go_runtime = g;
   RequestWindow q;
   q.seconds = 10;
   q.histogram = "http_request_duration_seconds";
@@ -72,6 +82,9 @@ const std::map<std::string, Expect>& FullValues() {
       {"runQueueDelay", {0.2, 10, ""}},
       {"listenOverflows", {3, 10, ""}},
       {"retransmits", {0.005, 10, ""}},
+      {"memoryRss", {64 << 20, 11, ""}},
+      {"goGcCpuShare", {0.1, 10, ""}},
+      {"goHeapBytes", {20 << 20, 1, ""}},
   };
   return *v;
 }
@@ -81,8 +94,13 @@ std::vector<Case> Cases() {
   return {
       {"everything measured", [](WindowReport&) {}, {}},
       {"app metrics not scraped at all",
-       [](WindowReport& r) { r.requests.reset(); },
-       {{"latencyP50", {std::nullopt, 0, "not scraped"}},
+       [](WindowReport& r) {
+         r.requests.reset();
+         r.go_runtime.reset();
+       },
+       {{"goGcCpuShare", {std::nullopt, 0, "the application's metrics are not scraped"}},
+        {"goHeapBytes", {std::nullopt, 0, "the application's metrics are not scraped"}},
+        {"latencyP50", {std::nullopt, 0, "not scraped"}},
         {"latencyP99", {std::nullopt, 0, "not scraped"}},
         {"latencyP999", {std::nullopt, 0, "not scraped"}},
         {"throughput", {std::nullopt, 0, "not scraped"}},
@@ -91,9 +109,12 @@ std::vector<Case> Cases() {
       {"scrape failed",
        [](WindowReport& r) {
          r.requests.reset();
+         r.go_runtime.reset();
          r.app_error = "connect http://127.0.0.1:8080/metrics: Connection refused";
        },
-       {{"latencyP50", {std::nullopt, 0, "no application scrape: connect"}},
+       {{"goGcCpuShare", {std::nullopt, 0, "no application scrape: connect"}},
+        {"goHeapBytes", {std::nullopt, 0, "no application scrape: connect"}},
+        {"latencyP50", {std::nullopt, 0, "no application scrape: connect"}},
         {"latencyP99", {std::nullopt, 0, "no application scrape: connect"}},
         {"latencyP999", {std::nullopt, 0, "no application scrape: connect"}},
         {"throughput", {std::nullopt, 0, "Connection refused"}},
@@ -151,15 +172,60 @@ std::vector<Case> Cases() {
        {{"latencyP50", {0.01, 200, ""}},
         {"latencyP99", {0.01, 200, ""}},
         {"latencyP999", {0.01, 200, ""}}}},
-      {"no target read: CPU and run queue missing",
+      {"no target read: CPU, run queue, resident set and GC share missing",
        [](WindowReport& r) {
          r.measured_ticks = 0;
          r.measured_seconds = 0;
          r.cpu_seconds = 0;
          r.runq_wait_seconds = 0;
+         r.rss_max_bytes = 0;
+         r.rss_last_bytes = 0;
+         r.rss_ticks = 0;
        },
        {{"cpuPerRequest", {std::nullopt, 0, "no target process was read"}},
-        {"runQueueDelay", {std::nullopt, 0, "no target process was read"}}}},
+        {"runQueueDelay", {std::nullopt, 0, "no target process was read"}},
+        {"memoryRss", {std::nullopt, 0, "no target process was read"}},
+        {"goGcCpuShare", {std::nullopt, 0, "no CPU measured: no target process was read"}}}},
+      {"only the baseline tick read a target: its resident set counts, no CPU",
+       [](WindowReport& r) {
+         r.measured_ticks = 0;
+         r.measured_seconds = 0;
+         r.cpu_seconds = 0;
+         r.runq_wait_seconds = 0;
+         r.rss_ticks = 1;
+       },
+       {{"cpuPerRequest", {std::nullopt, 0, "no target process was read"}},
+        {"runQueueDelay", {std::nullopt, 0, "no target process was read"}},
+        {"memoryRss", {64 << 20, 1, ""}},
+        {"goGcCpuShare", {std::nullopt, 0, "no CPU measured"}}}},
+      {"a program without the Go runtime's series: both Go metrics missing, saying which",
+       [](WindowReport& r) {
+         r.go_runtime->gc_cpu_seconds.reset();
+         r.go_runtime->heap_bytes.reset();
+       },
+       {{"goGcCpuShare",
+         {std::nullopt, 0,
+          "the app exports no go_cpu_classes_gc_total_cpu_seconds_total (client_golang: "
+          "collectors.WithGoCollectorRuntimeMetrics)"}},
+        {"goHeapBytes",
+         {std::nullopt, 0,
+          "the app exports no go_memstats_heap_alloc_bytes (client_golang's default Go "
+          "collector)"}}}},
+      {"client_golang's default collector: the heap without the GC's CPU",
+       [](WindowReport& r) { r.go_runtime->gc_cpu_seconds.reset(); },
+       {{"goGcCpuShare", {std::nullopt, 0, "collectors.WithGoCollectorRuntimeMetrics"}}}},
+      {"no GC in the window is a measured 0",
+       [](WindowReport& r) { r.go_runtime->gc_cpu_seconds = 0; },
+       {{"goGcCpuShare", {0.0, 10, ""}}}},
+      {"an app that used no CPU has no GC share",
+       [](WindowReport& r) { r.cpu_seconds = 0; },
+       {{"cpuPerRequest", {0.0, 200, ""}},
+        {"goGcCpuShare", {std::nullopt, 0, "the app used no CPU in the window"}}}},
+      {"the GC's estimate above the measured CPU is reported as computed",
+       [](WindowReport& r) {
+         r.go_runtime->gc_cpu_seconds = 12;  // pauses count GOMAXPROCS CPUs each
+       },
+       {{"goGcCpuShare", {2.4, 10, ""}}}},  // 1.2 GC cores / 0.5 app cores
       {"idle threads: run-queue delay is a measured 0",
        [](WindowReport& r) { r.runq_wait_seconds = 0; },
        {{"runQueueDelay", {0.0, 10, ""}}}},
@@ -193,15 +259,18 @@ std::vector<Case> Cases() {
        },
        {{"listenOverflows", {0.0, 10, ""}},
         {"retransmits", {std::nullopt, 0, "no TCP segment sent"}}}},
-      {"requests over the scrape interval, CPU over the measured ticks",
+      {"app figures over the scrape interval, CPU over the measured ticks",
        [](WindowReport& r) {
          r.requests->seconds = 20;  // a scrape failed: the next window spans two
-         r.measured_seconds = 5;    // half the ticks had no target
-         r.cpu_seconds = 5;         // 1 core
+         r.go_runtime->seconds = 20;
+         r.go_runtime->gc_cpu_seconds = 1;  // 0.05 GC cores
+         r.measured_seconds = 5;            // half the ticks had no target
+         r.cpu_seconds = 5;                 // 1 core
        },
        {{"throughput", {10, 200, ""}},
         {"cpuPerRequest", {0.1, 200, ""}},
-        {"runQueueDelay", {0.4, 10, ""}}}},
+        {"runQueueDelay", {0.4, 10, ""}},
+        {"goGcCpuShare", {0.05, 10, ""}}}},
   };
 }
 
@@ -238,7 +307,8 @@ TEST(WindowMetricsTest, NamesMatchTheCrd) {
   // crds/boosterprofile.yaml's enum of spec.analysis.metrics[].name, in order.
   const std::vector<std::string> crd = {
       "latencyP50",    "latencyP99",    "latencyP999",   "throughput",      "errorRate",
-      "cpuPerRequest", "cpuThrottling", "runQueueDelay", "listenOverflows", "retransmits"};
+      "cpuPerRequest", "cpuThrottling", "runQueueDelay", "listenOverflows", "retransmits",
+      "memoryRss",     "goGcCpuShare",  "goHeapBytes"};
   ASSERT_EQ(kWindowMetricNames.size(), crd.size());
   for (size_t i = 0; i < crd.size(); ++i) EXPECT_EQ(kWindowMetricNames[i], crd[i]);
   WindowMetrics m = ComputeWindowMetrics(WindowReport{});

@@ -147,6 +147,9 @@ v1::AgentMessage ReportMessage(const ReportBuffer::Entry& e, const std::string& 
   }
   r->set_profile_generation(e.window.profile_generation);
   r->set_template_hash(e.window.template_hash);
+  r->set_go_version(e.window.go_version);
+  r->set_app_cpus(e.window.app_cpus);
+  r->set_go_default_godebug(e.window.go_default_godebug);
   if (!e.window.latency_buckets.empty()) {
     v1::LatencyHistogram* h = r->mutable_latency_histogram();
     for (const auto& [bound, count] : e.window.latency_buckets) {

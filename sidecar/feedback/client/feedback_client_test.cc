@@ -506,6 +506,74 @@ TEST_F(FeedbackClientTest, ReportsWrittenButNotAcknowledgedAreReplayedOnceOnTheN
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
 }
 
+// What goes over the wire for one window: every metric by its CRD name with its value and
+// samples, and the application's Go version, CPUs and default GODEBUG.
+TEST_F(FeedbackClientTest, AReportCarriesEveryMetricByNameAndTheApplicationsFacts) {
+  ScriptedOperator op([](int, ScriptedOperator::Io* io,
+                         const std::function<void(const v1::AgentMessage&)>& record) {
+    v1::AgentMessage in;
+    while (io->Read(&in)) {
+      record(in);
+      if (!in.has_report()) continue;
+      v1::OperatorMessage ack;
+      ack.mutable_ack()->set_incarnation(in.report().incarnation());
+      ack.mutable_ack()->set_sequence(in.report().sequence());
+      io->Write(ack);
+    }
+    return grpc::Status::OK;
+  });
+  grpc::SslServerCredentialsOptions ssl(GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE);
+  ssl.pem_key_cert_pairs.push_back({ReadFile(pki_->server_key), ReadFile(pki_->server_cert)});
+  int port = 0;
+  std::unique_ptr<grpc::Server> server = op.Serve(grpc::SslServerCredentials(ssl), &port);
+  ASSERT_NE(server, nullptr);
+  FeedbackClientOptions o = Options();
+  o.address = absl::StrCat("127.0.0.1:", port);
+  FeedbackClient* client = NewClient(o);
+  ASSERT_NE(client, nullptr);
+
+  // The CRD's names (crds/boosterprofile.yaml), as the agent's window metrics carry them.
+  const std::vector<std::string> names = {
+      "latencyP50",    "latencyP99",    "latencyP999",   "throughput",      "errorRate",
+      "cpuPerRequest", "cpuThrottling", "runQueueDelay", "listenOverflows", "retransmits",
+      "memoryRss",     "goGcCpuShare",  "goHeapBytes"};
+  FeedbackWindow w = Window(0);
+  w.metrics.clear();
+  for (size_t i = 0; i < names.size(); ++i) {
+    w.metrics[names[i]] = {.value = 1.5 * static_cast<double>(i),
+                           .samples = 10 + static_cast<int64_t>(i)};
+  }
+  w.go_version = "go1.26.0";
+  w.app_cpus = 4;
+  w.go_default_godebug = "containermaxprocs=0,updatemaxprocs=0";
+  ASSERT_TRUE(client->Report(w).ok());
+  FeedbackWindow unknown = Window(1);  // a program the agent knows nothing of
+  ASSERT_TRUE(client->Report(unknown).ok());
+  client->Start();
+  ASSERT_TRUE(WaitAcked(client, 2)) << client->Stats().last_error;
+
+  std::vector<std::vector<v1::AgentMessage>> streams = op.streams();
+  ASSERT_EQ(streams.size(), 1u);
+  ASSERT_EQ(Describe(streams[0]), "H 1 2");
+  const v1::WindowReport& r = streams[0][1].report();
+  std::map<std::string, std::pair<double, int64_t>> sent;
+  for (const v1::Metric& m : r.metrics()) sent[m.name()] = {m.value(), m.samples()};
+  ASSERT_EQ(sent.size(), names.size());
+  for (size_t i = 0; i < names.size(); ++i) {
+    ASSERT_EQ(sent.count(names[i]), 1u) << names[i];
+    EXPECT_EQ(sent[names[i]].first, 1.5 * static_cast<double>(i)) << names[i];
+    EXPECT_EQ(sent[names[i]].second, 10 + static_cast<int64_t>(i)) << names[i];
+  }
+  EXPECT_EQ(r.go_version(), "go1.26.0");
+  EXPECT_EQ(r.app_cpus(), 4);
+  EXPECT_EQ(r.go_default_godebug(), "containermaxprocs=0,updatemaxprocs=0");
+  EXPECT_EQ(streams[0][2].report().go_version(), "");
+  EXPECT_EQ(streams[0][2].report().app_cpus(), 0);
+  EXPECT_EQ(streams[0][2].report().go_default_godebug(), "");
+  client->Stop();
+  server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
+}
+
 TEST_F(FeedbackClientTest, ClientNeverConnectsToAServerItCannotVerifyAndSaysWhy) {
   struct Case {
     const char* name;

@@ -1,5 +1,6 @@
 #include "sidecar/feedback/client/feedback_types.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -38,6 +39,22 @@ absl::Status ValidateFeedbackWindow(const FeedbackWindow& window) {
       return absl::InvalidArgumentError(
           absl::StrCat("metric ", name, " has a negative sample count (", metric.samples, ")"));
     }
+  }
+  auto printable = [](const std::string& s, size_t max) {
+    return s.size() <= max &&
+           std::all_of(s.begin(), s.end(), [](char c) { return c >= 0x20 && c <= 0x7e; });
+  };
+  if (!printable(window.go_version, 128)) {
+    return absl::InvalidArgumentError(
+        "the Go version is not at most 128 printable ASCII characters");
+  }
+  if (!printable(window.go_default_godebug, 4096)) {
+    return absl::InvalidArgumentError(
+        "the default GODEBUG is not at most 4096 printable ASCII characters");
+  }
+  if (window.app_cpus < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("app_cpus is negative (", window.app_cpus, "); 0 means unknown"));
   }
   if (!window.latency_buckets.empty()) {
     if (std::string why = CheckBuckets(window.latency_buckets); !why.empty()) {

@@ -33,8 +33,9 @@ struct FeedbackWindow {
   absl::Time start = absl::InfinitePast();
   absl::Time end = absl::InfinitePast();
   // By the CRD's metric names: latencyP50, latencyP99, latencyP999, throughput, errorRate,
-  // cpuPerRequest, cpuThrottling, runQueueDelay, listenOverflows, retransmits. A metric the
-  // agent could not measure is absent, never 0. Other names are ignored by the operator.
+  // cpuPerRequest, cpuThrottling, runQueueDelay, listenOverflows, retransmits, memoryRss,
+  // goGcCpuShare, goHeapBytes. A metric the agent could not measure is absent, never 0.
+  // Other names are ignored by the operator.
   std::map<std::string, FeedbackMetric> metrics;
   // The application's latency histogram over the window, the latency metrics' source
   // (common/histogram.h); empty when the agent read none.
@@ -43,12 +44,20 @@ struct FeedbackWindow {
   std::string template_hash;
   // Generation of the last Directive applied; 0 before any.
   int64_t profile_generation = 0;
+  // The application's program: the Go version its executable was built with ("go1.26.0";
+  // "" when not a Go program or not readable), the CPUs it may run on (0: unknown) and the
+  // default GODEBUG of its build info ("" when none).
+  std::string go_version;
+  int32_t app_cpus = 0;
+  std::string go_default_godebug;
 };
 
 // kOk, or kInvalidArgument saying what the operator would refuse the window for: a start
 // or end that is infinite or outside what Unix nanoseconds in an int64 can hold, an end
 // not after the start, a metric with an empty name, a non-finite value or a negative
-// sample count, a latency histogram CheckBuckets refuses.
+// sample count, a latency histogram CheckBuckets refuses, a Go version or default GODEBUG
+// that is not printable ASCII of at most 128 or 4096 characters (the stream's strings must
+// be UTF-8), negative app_cpus.
 absl::Status ValidateFeedbackWindow(const FeedbackWindow& window);
 
 // The pod as the agent believes it to be (downward API). Informational for the operator,

@@ -205,6 +205,11 @@ TEST(ValidateFeedbackWindowTest, AcceptsAWellFormedWindow) {
   FeedbackWindow no_metrics = Window(0);
   no_metrics.metrics.clear();
   EXPECT_TRUE(ValidateFeedbackWindow(no_metrics).ok()) << "nothing measured is still a window";
+  FeedbackWindow go = Window(0);
+  go.go_version = "go1.25rc2 X:nocoverageredesign";
+  go.app_cpus = 4;
+  go.go_default_godebug = "containermaxprocs=0,updatemaxprocs=0";
+  EXPECT_TRUE(ValidateFeedbackWindow(go).ok());
 }
 
 TEST(ValidateFeedbackWindowTest, RefusesWhatTheOperatorWouldRefuse) {
@@ -238,6 +243,18 @@ TEST(ValidateFeedbackWindowTest, RefusesWhatTheOperatorWouldRefuse) {
   w = Window(0);
   w.metrics[""] = {.value = 1};
   cases.push_back({"unnamed", w, "empty name"});
+  w = Window(0);
+  w.go_version = "go1.26\xff";  // not UTF-8: the operator could not parse the message
+  cases.push_back({"binary Go version", w, "printable ASCII"});
+  w = Window(0);
+  w.go_version = "go1." + std::string(200, '9');
+  cases.push_back({"long Go version", w, "at most 128"});
+  w = Window(0);
+  w.app_cpus = -1;
+  cases.push_back({"negative CPUs", w, "app_cpus is negative"});
+  w = Window(0);
+  w.go_default_godebug = "a=1\n";
+  cases.push_back({"GODEBUG with a newline", w, "default GODEBUG is not"});
   for (const Case& c : cases) {
     absl::Status s = ValidateFeedbackWindow(c.window);
     EXPECT_TRUE(absl::IsInvalidArgument(s)) << c.name << ": " << s;

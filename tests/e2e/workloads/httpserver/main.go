@@ -7,7 +7,12 @@
 //	GET /work?ms=N     burns N ms of CPU (load for CPU-limit and benchmark tests)
 //	GET /read?path=P   contents of P, restricted to /proc/ and /sys/ (what the pod sees of
 //	                   its own sysctls and cgroup)
-//	GET /metrics       Prometheus text format: a latency histogram and a request counter
+//	GET /metrics       Prometheus text format: a latency histogram and a request counter,
+//	                   and the Go runtime's GC CPU and heap under the names client_golang
+//	                   gives them (go_cpu_classes_gc_total_cpu_seconds_total, a counter;
+//	                   go_memstats_heap_alloc_bytes, a gauge), read from runtime/metrics,
+//	                   which does not stop the world: the agent's goGcCpuShare and
+//	                   goHeapBytes
 //	GET /slow?ms=N     from now on every GET / waits N ms more (0 ends it): a regression
 //	                   injected into a running pod, for the judge's onset tests
 //	GET /apiserver?path=P   GET P from the Kubernetes API server the way an in-cluster
@@ -32,6 +37,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/metrics"
 	"sort"
 	"strconv"
 	"strings"
@@ -113,6 +119,41 @@ func (h *histogram) write(w http.ResponseWriter) {
 	for _, k := range keys {
 		fmt.Fprintf(w, "http_requests_total{path=%q,code=\"%d\"} %d\n", k.path, k.code,
 			h.series[k].count)
+	}
+}
+
+// goRuntimeSeries maps the runtime/metrics the agent reads to client_golang's names for
+// them: the GC's CPU estimate (client_golang exports it with
+// collectors.WithGoCollectorRuntimeMetrics) and the heap's objects, runtime.MemStats.HeapAlloc
+// (its default Go collector's go_memstats_heap_alloc_bytes).
+var goRuntimeSeries = []struct {
+	sample, name, kind, help string
+}{
+	{"/cpu/classes/gc/total:cpu-seconds", "go_cpu_classes_gc_total_cpu_seconds_total", "counter",
+		"Estimated total CPU time spent performing GC tasks. Sourced from /cpu/classes/gc/total:cpu-seconds."},
+	{"/memory/classes/heap/objects:bytes", "go_memstats_heap_alloc_bytes", "gauge",
+		"Number of heap bytes allocated and still in use."},
+}
+
+// writeGoRuntime writes goRuntimeSeries; a metric this Go release does not have is left out.
+func writeGoRuntime(w io.Writer) {
+	samples := make([]metrics.Sample, len(goRuntimeSeries)) // per call: Read may run concurrently
+	for i, s := range goRuntimeSeries {
+		samples[i].Name = s.sample
+	}
+	metrics.Read(samples)
+	for i, s := range goRuntimeSeries {
+		var v float64
+		switch samples[i].Value.Kind() {
+		case metrics.KindFloat64:
+			v = samples[i].Value.Float64()
+		case metrics.KindUint64:
+			v = float64(samples[i].Value.Uint64())
+		default:
+			continue
+		}
+		fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s %s\n%s %s\n", s.name, s.help, s.name, s.kind, s.name,
+			strconv.FormatFloat(v, 'g', -1, 64))
 	}
 }
 
@@ -252,6 +293,7 @@ func main() {
 	mux.HandleFunc("/metrics", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
 		h.write(w)
+		writeGoRuntime(w)
 	})
 
 	srv := &http.Server{Addr: listen, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
