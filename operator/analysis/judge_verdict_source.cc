@@ -148,10 +148,36 @@ Verdict JudgeVerdictSource::Judge(const VerdictRequest& request) {
     v.recheck_after = recheck();
     return v;
   }
+  const ArmWindows context = *windows;
   Verdict v = ToVerdict(JudgeLook(request, look, *std::move(windows), options_.judge));
+  AddContextEvidence(context, v);
   v.evidence["look"] = absl::StrCat(look.index, "/", look.planned);
   if (v.kind == VerdictKind::kWait) v.recheck_after = recheck();
   return v;
+}
+
+void AddContextEvidence(const ArmWindows& windows, Verdict& v) {
+  for (const char* name : kContextMetrics) {
+    if (v.evidence.count(absl::StrCat(name, ".verdict")) > 0) continue;  // judged: already there
+    auto median = [&](const MetricWindows& arm) -> std::pair<int, double> {
+      auto it = arm.find(name);
+      if (it == arm.end() || it->second.empty()) return {0, kNaN};
+      std::vector<double> values;
+      for (const Window& w : it->second) values.push_back(w.value);
+      std::sort(values.begin(), values.end());
+      const size_t n = values.size();
+      return {static_cast<int>(n), n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2};
+    };
+    const auto [nb, mb] = median(windows.baseline);
+    const auto [nc, mc] = median(windows.canary);
+    if (nb == 0 && nc == 0) continue;
+    v.evidence[absl::StrCat(name, ".verdict")] = "NotJudged";
+    v.evidence[absl::StrCat(name, ".baseline")] = absl::StrCat("n=", nb, " median=", Num(mb));
+    v.evidence[absl::StrCat(name, ".canary")] = absl::StrCat("n=", nc, " median=", Num(mc));
+    if (nb > 0 && nc > 0 && mb != 0) {
+      v.evidence[absl::StrCat(name, ".changePercent")] = Num(100 * (mc - mb) / std::fabs(mb));
+    }
+  }
 }
 
 Verdict ToVerdict(const Decision& decision) {

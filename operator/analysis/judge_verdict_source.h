@@ -96,6 +96,16 @@ Decision JudgeLook(const rollout::VerdictRequest& request, const Look& look, Arm
 // look's alpha.
 rollout::Verdict ToVerdict(const Decision& decision);
 
+// The metrics that say why a tuning won or lost without being judged unless listed: the app's
+// resident set and, for Go programs that export them, the GC's CPU share and the heap.
+inline constexpr const char* kContextMetrics[] = {"memoryRss", "goGcCpuShare", "goHeapBytes"};
+
+// Adds to `v`'s evidence, for each context metric the step's windows measured and the
+// analysis does not judge, "<metric>.baseline" / ".canary" ("n=<windows> median=<value>"),
+// ".changePercent" (of the medians) and ".verdict" NotJudged, so `explain` and the search's
+// trials show them beside the judged metrics.
+void AddContextEvidence(const ArmWindows& windows, rollout::Verdict& v);
+
 }  // namespace booster::analysis
 
 #endif  // BOOSTER_OPERATOR_ANALYSIS_JUDGE_VERDICT_SOURCE_H_

@@ -138,6 +138,30 @@ TEST(JudgeVerdictSourceTest, FailsARegressionMidStepWithEvidence) {
   EXPECT_NEAR(alpha, 0.05 / 24 * kLocationShare, 1e-5);
 }
 
+TEST(JudgeVerdictSourceTest, TheGoRuntimeAndMemoryFiguresComeAlongUnjudged) {
+  FakeWindowSource store;
+  store.windows = Reports(6, 1.3);
+  for (double b : {0.20, 0.22, 0.21}) {
+    store.windows.baseline["goGcCpuShare"].push_back(Window{kStart, kStart + kInterval, b, "b-p0"});
+  }
+  for (double c : {0.05, 0.06}) {
+    store.windows.canary["goGcCpuShare"].push_back(Window{kStart, kStart + kInterval, c, "c-p0"});
+  }
+  store.windows.canary["goHeapBytes"].push_back(Window{kStart, kStart + kInterval, 5e7, "c-p0"});
+  JudgeVerdictSource source(store);
+  const AnalysisSpec spec = MetricsSpec();
+  Verdict v = source.Judge(Request(spec, absl::Seconds(185)));
+  EXPECT_EQ(v.evidence["goGcCpuShare.verdict"], "NotJudged");
+  EXPECT_EQ(v.evidence["goGcCpuShare.baseline"], "n=3 median=0.21");
+  EXPECT_EQ(v.evidence["goGcCpuShare.canary"], "n=2 median=0.055");
+  EXPECT_EQ(v.evidence["goGcCpuShare.changePercent"], "-73.81");
+  EXPECT_EQ(v.evidence["goHeapBytes.baseline"], "n=0 median=-");
+  EXPECT_EQ(v.evidence.count("goHeapBytes.changePercent"), 0u);
+  EXPECT_EQ(v.evidence.count("memoryRss.verdict"), 0u);  // measured by neither arm
+  // The judged metric's verdict is the judge's own.
+  EXPECT_EQ(v.evidence["latencyP99.verdict"], "Fail");
+}
+
 TEST(JudgeVerdictSourceTest, OnlyWindowsEndedByTheLookBoundaryCount) {
   FakeWindowSource store;
   store.windows = Reports(4, 1.0);  // the 4th interval's windows end at 2m

@@ -268,6 +268,22 @@ absl::Status OperatorProcess::Build() {
     }
     return r;
   };
+  ro.go_facts = [this](const std::string& key) -> std::optional<rollout::GoFacts> {
+    std::optional<feedback::AppFacts> f = reach_.Facts(key);
+    if (!f) return std::nullopt;
+    return rollout::GoFacts{
+        .version = f->go_version, .cpus = f->cpus, .default_godebug = f->go_default_godebug};
+  };
+  ro.memory = [this](const std::string& key) -> std::optional<rollout::MemoryPeaks> {
+    std::optional<feedback::WindowStore::StepSummary> s = windows_.CurrentSummary(key);
+    if (!s) return std::nullopt;
+    auto peak = [&](feedback::Arm a) -> std::optional<rollout::ArmMemoryPeak> {
+      const feedback::WindowStore::ArmSummary& r = s->arms[static_cast<int>(a)];
+      if (!r.memory_rss_peak) return std::nullopt;
+      return rollout::ArmMemoryPeak{r.memory_rss_peak_pod, *r.memory_rss_peak};
+    };
+    return rollout::MemoryPeaks{peak(feedback::Arm::kBaseline), peak(feedback::Arm::kCanary)};
+  };
   if (!options_.agent_feedback_ca_file.empty()) {
     absl::StatusOr<std::string> ca = kube::ReadFileToString(options_.agent_feedback_ca_file);
     if (!ca.ok()) {

@@ -334,12 +334,26 @@ absl::StatusOr<kube::Result> ProfileReconciler::Reconcile(const std::string& key
 
   if (options_.arms) obs.arms = options_.arms(key);
   if (options_.reach) obs.reach = options_.reach(key);
+  if (options_.go_facts) obs.go = options_.go_facts(key);
+  if (options_.memory) obs.memory = options_.memory(key);
   if (options_.namespace_refusal) obs.namespace_refusal = options_.namespace_refusal(ns);
   obs.rejected_pods = RejectedPods(ns, key);
   const absl::Time now = clock_->Now();
   // The search (spec.search) first: it ends a trial whose rollout ended, starts the next,
   // and gives the state machine the profile to roll out (the running trial's tuning).
-  search::SearchPass search = search::DriveSearch(*profile, now);
+  // A candidate that changes nothing for the program the target runs is skipped, not tried.
+  search::NoOpCheck no_op;
+  if (obs.go.has_value() && obs.target.exists && profile->spec.ok()) {
+    no_op = [&](const Json& best, const Json& trial) -> std::string {
+      absl::StatusOr<rollout::ProfileSpec> a = search::TrialSpec(*profile->spec, best);
+      absl::StatusOr<rollout::ProfileSpec> b = search::TrialSpec(*profile->spec, trial);
+      if (!a.ok() || !b.ok()) return "";
+      return rollout::TuningGoMaxProcsNoOp(
+          obs.target.pod_template, a->tuning, b->tuning,
+          rollout::EnrollContextFor(ns, name, *b), options_.mutation, *obs.go);
+    };
+  }
+  search::SearchPass search = search::DriveSearch(*profile, now, no_op);
   rollout::Plan plan = rollout::Reconcile(search.profile, obs, *verdicts_, now, options_.mutation);
   if (plan.claimed_by.empty()) {
     plan.status_changed |= plan.status.search != profile->status.search;

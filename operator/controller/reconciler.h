@@ -34,6 +34,7 @@
 #include "operator/kube/events.h"
 #include "operator/kube/informer.h"
 #include "operator/kube/store.h"
+#include "operator/rollout/go_facts.h"
 #include "operator/rollout/state_machine.h"
 #include "operator/rollout/verdict.h"
 
@@ -137,6 +138,13 @@ struct ReconcilerOptions {
   // What the canary agents of profile "ns/name" applied (condition TuningReached); unset
   // or nullopt = unknown. Called inside a reconcile: cheap, thread-safe.
   std::function<std::optional<rollout::ReachReport>(const std::string& key)> reach;
+  // What the agents of profile "ns/name" read of its program (Go version, CPUs): to tell a
+  // GOMAXPROCS that changes nothing (TuningReached, the search's skipped candidates);
+  // unset or nullopt = unknown. Called inside a reconcile: cheap, thread-safe.
+  std::function<std::optional<rollout::GoFacts>(const std::string& key)> go_facts;
+  // The highest resident set each arm's agents reported in profile "ns/name"'s current
+  // step (the memory guardrail); unset or nullopt = unknown. Cheap, thread-safe.
+  std::function<std::optional<rollout::MemoryPeaks>(const std::string& key)> memory;
   // Why the profiles of namespace `ns` may not be acted on ("" = they may;
   // namespace_policy.h); unset = every namespace may. Cheap, thread-safe.
   std::function<std::string(const std::string& ns)> namespace_refusal;

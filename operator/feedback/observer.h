@@ -30,6 +30,8 @@ class FeedbackObserver {
   // A stream was refused, before the agent sees its status.
   virtual void Rejected(RejectReason /*reason*/, absl::string_view /*detail*/) {}
   virtual void Applied(const AgentIdentity& /*agent*/, const AppliedReport& /*report*/) {}
+  // A well-formed WindowReport said something of the application's program.
+  virtual void AppFactsReported(const AgentIdentity& /*agent*/, const AppFacts& /*facts*/) {}
 };
 
 }  // namespace booster::feedback

@@ -91,4 +91,20 @@ AppliedReport AppliedFromProto(const v1::Applied& a, absl::Time now) {
   return r;
 }
 
+std::optional<AppFacts> AppFactsFromProto(const v1::WindowReport& r) {
+  auto printable = [](const std::string& s, size_t max) {
+    if (s.size() > max) return false;
+    for (char c : s) {
+      if (c < 0x20 || c > 0x7e) return false;
+    }
+    return true;
+  };
+  AppFacts f;
+  if (printable(r.go_version(), 64)) f.go_version = r.go_version();
+  if (r.app_cpus() >= 1 && r.app_cpus() <= 4096) f.cpus = r.app_cpus();
+  if (printable(r.go_default_godebug(), 1024)) f.go_default_godebug = r.go_default_godebug();
+  if (f.go_version.empty() && f.cpus == 0) return std::nullopt;
+  return f;
+}
+
 }  // namespace booster::feedback

@@ -31,6 +31,11 @@ absl::StatusOr<Window> WindowFromProto(const ::booster::v1::WindowReport& r,
 // does not know is kUnspecified.
 AppliedReport AppliedFromProto(const ::booster::v1::Applied& a, absl::Time now);
 
+// The report's facts about the application's program; nullopt when it says none. A value
+// the operator would not trust to compare (a version over 64 bytes or not printable, a
+// CPU count outside 1..4096, a GODEBUG over 1024 bytes) is left out.
+std::optional<AppFacts> AppFactsFromProto(const ::booster::v1::WindowReport& r);
+
 }  // namespace booster::feedback
 
 #endif  // BOOSTER_OPERATOR_FEEDBACK_PROTO_CONVERT_H_

@@ -99,6 +99,24 @@ TEST(WindowFromProtoTest, UnknownMetricsAreIgnored) {
   EXPECT_TRUE(WindowFromProto(r, Agent()).ok());
 }
 
+TEST(AppFactsFromProtoTest, KeepsWhatCanBeTrustedToCompare) {
+  v1::WindowReport r;
+  EXPECT_EQ(AppFactsFromProto(r), std::nullopt);
+  r.set_go_version("go1.26.0");
+  r.set_app_cpus(2);
+  r.set_go_default_godebug("containermaxprocs=0");
+  std::optional<AppFacts> f = AppFactsFromProto(r);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_EQ(f->go_version, "go1.26.0");
+  EXPECT_EQ(f->cpus, 2);
+  EXPECT_EQ(f->go_default_godebug, "containermaxprocs=0");
+  r.set_go_version(std::string("go1.26\n", 7) + std::string(1, '\x01'));
+  r.set_app_cpus(100000);
+  EXPECT_EQ(AppFactsFromProto(r), std::nullopt);
+  r.set_app_cpus(3);
+  EXPECT_EQ(AppFactsFromProto(r)->go_version, "");
+}
+
 TEST(AppliedFromProtoTest, UnknownOutcomeIsUnspecified) {
   v1::Applied a;
   a.set_generation(7);

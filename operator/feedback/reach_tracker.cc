@@ -6,6 +6,10 @@ namespace booster::feedback {
 
 void ReachTracker::StreamClosed(const AgentIdentity& agent) {
   absl::MutexLock l(&mu_);
+  if (auto f = facts_.find(agent.profile); f != facts_.end()) {
+    f->second.erase(agent.PodKey());
+    if (f->second.empty()) facts_.erase(f);
+  }
   auto p = canary_.find(agent.profile);
   if (p == canary_.end()) return;
   p->second.erase(agent.PodKey());
@@ -16,6 +20,22 @@ void ReachTracker::Applied(const AgentIdentity& agent, const AppliedReport& repo
   if (agent.arm != Arm::kCanary || agent.profile.empty()) return;
   absl::MutexLock l(&mu_);
   canary_[agent.profile][agent.PodKey()] = report.knobs;
+}
+
+void ReachTracker::AppFactsReported(const AgentIdentity& agent, const AppFacts& facts) {
+  if (agent.profile.empty()) return;
+  absl::MutexLock l(&mu_);
+  facts_[agent.profile][agent.PodKey()] = facts;
+}
+
+std::optional<AppFacts> ReachTracker::Facts(const std::string& profile) const {
+  absl::MutexLock l(&mu_);
+  auto p = facts_.find(profile);
+  if (p == facts_.end() || p->second.empty()) return std::nullopt;
+  for (const auto& [pod, f] : p->second) {
+    if (!f.go_version.empty()) return f;
+  }
+  return p->second.begin()->second;
 }
 
 ReachSummary ReachTracker::Summary(const std::string& profile) const {
@@ -54,6 +74,9 @@ void FanOutObserver::Rejected(RejectReason r, absl::string_view detail) {
 }
 void FanOutObserver::Applied(const AgentIdentity& a, const AppliedReport& report) {
   for (FeedbackObserver* o : observers_) o->Applied(a, report);
+}
+void FanOutObserver::AppFactsReported(const AgentIdentity& a, const AppFacts& facts) {
+  for (FeedbackObserver* o : observers_) o->AppFactsReported(a, facts);
 }
 
 }  // namespace booster::feedback

@@ -13,6 +13,7 @@
 #define BOOSTER_OPERATOR_FEEDBACK_REACH_TRACKER_H_
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,14 +41,23 @@ class ReachTracker final : public FeedbackObserver {
   void StreamClosed(const AgentIdentity& agent) override;
   void Applied(const AgentIdentity& agent, const AppliedReport& report) override;
 
+  void AppFactsReported(const AgentIdentity& agent, const AppFacts& facts) override;
+
   // The canary pods of profile `profile` ("namespace/name").
   ReachSummary Summary(const std::string& profile) const;
+
+  // What the agents of `profile`'s pods (any arm, open streams) last said of the
+  // application's program: the facts of the first pod (by name) that knows its Go version,
+  // else of the first that reported any; nullopt when none did.
+  std::optional<AppFacts> Facts(const std::string& profile) const;
 
  private:
   mutable absl::Mutex mu_;
   // profile -> pod "namespace/name" -> the knobs of its latest Applied (canary pods only)
   std::map<std::string, std::map<std::string, std::vector<KnobResult>>> canary_
       ABSL_GUARDED_BY(mu_);
+  // profile -> pod "namespace/name" -> its latest facts (every arm)
+  std::map<std::string, std::map<std::string, AppFacts>> facts_ ABSL_GUARDED_BY(mu_);
 };
 
 // Calls every observer in turn (the server takes one).
@@ -61,6 +71,7 @@ class FanOutObserver final : public FeedbackObserver {
   void WindowDropped(const AgentIdentity& a, AddResult r) override;
   void Rejected(RejectReason r, absl::string_view detail) override;
   void Applied(const AgentIdentity& a, const AppliedReport& report) override;
+  void AppFactsReported(const AgentIdentity& a, const AppFacts& facts) override;
 
  private:
   std::vector<FeedbackObserver*> observers_;

@@ -61,6 +61,20 @@ TEST(ReachTrackerTest, AFailedKnobCountsAsNotReached) {
   EXPECT_EQ(s.not_reached[0].outcome, KnobOutcome::kFailed);
 }
 
+TEST(ReachTrackerTest, KeepsTheProgramFactsOfOpenStreamsOfEveryArm) {
+  ReachTracker t;
+  EXPECT_EQ(t.Facts("shop/web"), std::nullopt);
+  t.AppFactsReported(Agent("a1", Arm::kBaseline), {.go_version = "", .cpus = 2});
+  EXPECT_EQ(t.Facts("shop/web")->cpus, 2);  // any facts, until one knows the version
+  t.AppFactsReported(Agent("b1", Arm::kCanary), {.go_version = "go1.26.0", .cpus = 2});
+  EXPECT_EQ(t.Facts("shop/web")->go_version, "go1.26.0");
+  EXPECT_EQ(t.Facts("shop/other"), std::nullopt);
+  t.StreamClosed(Agent("b1", Arm::kCanary));
+  EXPECT_EQ(t.Facts("shop/web")->go_version, "");
+  t.StreamClosed(Agent("a1", Arm::kBaseline));
+  EXPECT_EQ(t.Facts("shop/web"), std::nullopt);
+}
+
 class Counting final : public FeedbackObserver {
  public:
   void Applied(const AgentIdentity&, const AppliedReport&) override { ++applied; }

@@ -459,6 +459,11 @@ class AgentStream final : public grpc::ServerBidiReactor<v1::AgentMessage, v1::O
     AddResult result =
         parsed.ok() ? server_->deps().store->Add(identity_.profile, identity_.arm, *std::move(w))
                     : AddResult::kInvalid;
+    if (parsed.ok()) {
+      if (std::optional<AppFacts> facts = AppFactsFromProto(r)) {
+        server_->observer().AppFactsReported(identity_, *facts);
+      }
+    }
     if (result == AddResult::kAccepted) {
       server_->observer().WindowAccepted(identity_);
     } else if (result != AddResult::kHeld) {

@@ -83,6 +83,16 @@ struct HelloInfo {
   TopologySummary topology;
 };
 
+// What an agent read about its application's program (WindowReport go_version, app_cpus,
+// go_default_godebug; docs/feedback.md), for the operator to tell a GOMAXPROCS that
+// changes nothing (operator/rollout/go_facts.h).
+struct AppFacts {
+  std::string go_version;  // "go1.26.0"; "" = not a Go program, or unreadable
+  int cpus = 0;            // CPUs the application may run on; 0 = unknown
+  std::string go_default_godebug;
+  bool operator==(const AppFacts&) const = default;
+};
+
 enum class KnobOutcome { kUnspecified, kApplied, kFailed, kNotReachable };
 absl::string_view KnobOutcomeName(KnobOutcome outcome);  // "applied", "failed", ...
 

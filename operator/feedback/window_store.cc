@@ -257,8 +257,17 @@ std::optional<WindowStore::StepSummary> WindowStore::CurrentSummary(
   StepSummary out{.step = step.id, .arms = {}};
   for (int a = 0; a < kArmCount; ++a) {
     std::set<std::string> pods;
-    for (const Window& w : step.windows[a]) pods.insert(w.pod_uid);
-    out.arms[a] = ArmSummary{.pods = pods.size(), .windows = step.windows[a].size()};
+    ArmSummary& arm = out.arms[a];
+    for (const Window& w : step.windows[a]) {
+      pods.insert(w.pod_uid);
+      const std::optional<MetricValue>& rss = w.Metric("memoryRss");
+      if (rss && (!arm.memory_rss_peak || rss->value > *arm.memory_rss_peak)) {
+        arm.memory_rss_peak = rss->value;
+        arm.memory_rss_peak_pod = w.pod;
+      }
+    }
+    arm.pods = pods.size();
+    arm.windows = step.windows[a].size();
   }
   return out;
 }

@@ -193,6 +193,10 @@ class WindowStore {
   struct ArmSummary {
     size_t pods = 0;
     size_t windows = 0;
+    // The highest memoryRss of the arm's windows and the pod that reported it (the memory
+    // guardrail); unset when no window measured it.
+    std::optional<double> memory_rss_peak;
+    std::string memory_rss_peak_pod;
   };
   struct StepSummary {
     StepId step;

@@ -79,6 +79,17 @@ TEST_F(WindowStoreTest, CurrentSummaryCountsPodsAndWindowsPerArm) {
   EXPECT_EQ(s->arms[1].windows, 3u);
   EXPECT_EQ(s->arms[0].pods, 0u);
   EXPECT_EQ(s->arms[0].windows, 0u);
+  EXPECT_FALSE(s->arms[1].memory_rss_peak.has_value());  // no window measured it
+  Window high = W("c2", 2, "inc-c2");
+  ASSERT_TRUE(high.SetMetric("memoryRss", 200e6, 5));
+  Window low = W("c1", 3);
+  ASSERT_TRUE(low.SetMetric("memoryRss", 90e6, 5));
+  store_.Add(kProfile, Arm::kCanary, high);
+  store_.Add(kProfile, Arm::kCanary, low);
+  s = store_.CurrentSummary(kProfile);
+  EXPECT_EQ(s->arms[1].memory_rss_peak, 200e6);
+  EXPECT_EQ(s->arms[1].memory_rss_peak_pod, "c2");
+  EXPECT_FALSE(s->arms[0].memory_rss_peak.has_value());
   store_.BeginStep(kProfile, kStep2, {"h-base", "h-canary"});  // a new step starts empty
   s = store_.CurrentSummary(kProfile);
   ASSERT_TRUE(s.has_value());

@@ -125,6 +125,16 @@ std::string RenderSearch(const Json& search) {
   if (phase == "Base") {
     absl::StrAppend(&out, "The profile's own tuning goes out first; the trials start from it.\n");
   }
+  const Json skipped = search.value("skipped", Json::array());
+  if (skipped.is_array()) {
+    for (const Json& s : skipped) {
+      if (!s.is_object()) continue;
+      absl::StrAppend(&out, "Not tried: ", ChangeCell(s), ": ", s.value("reason", Json("")).is_string()
+                                                                 ? s.value("reason", "")
+                                                                 : std::string(),
+                      "\n");
+    }
+  }
   if (!trials.is_array() || trials.empty()) return out;
   std::vector<std::vector<std::string>> rows;
   for (const Json& t : trials) {

@@ -188,6 +188,18 @@ TEST(RenderSearchTest, ThePhaseTheBestAndOneRowPerTrial) {
   EXPECT_EQ(RenderSearch(nlohmann::json()), "");
 }
 
+TEST(RenderSearchTest, CandidatesThatChangeNothingAreListedAsNotTried) {
+  const nlohmann::json search = nlohmann::json::parse(R"({
+    "phase": "Searching", "objective": "cpuPerRequest", "best": {}, "trials": [],
+    "skipped": [{"knob": "/runtime/go/gomaxprocs", "value": "2",
+                 "reason": "GOMAXPROCS 2 is what the go1.26.8 program already runs with"}]})");
+  EXPECT_EQ(RenderSearch(search),
+            "Search: Searching\n"
+            "Objective: cpuPerRequest; best so far: the profile's own tuning\n"
+            "Not tried: runtime.go.gomaxprocs = 2: GOMAXPROCS 2 is what the go1.26.8 program "
+            "already runs with\n");
+}
+
 TEST(RenderSearchTest, ExplainShowsTheSearchBeforeTheVerdict) {
   const nlohmann::json profile = nlohmann::json::parse(R"({
     "metadata": {"name": "web", "namespace": "shop"},

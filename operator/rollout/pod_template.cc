@@ -1079,6 +1079,28 @@ std::optional<int64_t> ParseCpuMillis(absl::string_view quantity) {
   return static_cast<int64_t>(std::ceil(millis));
 }
 
+std::optional<int64_t> MemoryLimitBytes(const Json& tmpl,
+                                        const std::vector<std::string>& containers) {
+  Json::json_pointer p("/spec/containers");
+  if (!tmpl.contains(p) || !tmpl.at(p).is_array()) return std::nullopt;
+  int64_t sum = 0;
+  int counted = 0;
+  for (const Json& c : tmpl.at(p)) {
+    const std::string name = NameOf(c);
+    if (name == kAgentContainer) continue;
+    if (!containers.empty() &&
+        std::find(containers.begin(), containers.end(), name) == containers.end()) {
+      continue;
+    }
+    std::optional<int64_t> b = ParseBytes(Limit(c, "memory"));
+    if (!b || *b <= 0) return std::nullopt;
+    sum += *b;
+    ++counted;
+  }
+  if (counted == 0) return std::nullopt;
+  return sum;
+}
+
 std::optional<int64_t> ParseBytes(absl::string_view quantity) {
   auto q = SplitQuantity(quantity);
   if (!q) return std::nullopt;

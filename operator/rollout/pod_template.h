@@ -212,6 +212,11 @@ QosClass PodQosClass(const Json& tmpl);
 std::optional<int64_t> ParseCpuMillis(absl::string_view quantity);
 std::optional<int64_t> ParseBytes(absl::string_view quantity);
 
+// The memory limits of the app containers of pod template `tmpl` (those named in
+// `containers`, or every container but Booster's own when empty), summed; nullopt when one
+// of them has none (the pod may use the node's memory) or there is none.
+std::optional<int64_t> MemoryLimitBytes(const Json& tmpl, const std::vector<std::string>& containers);
+
 }  // namespace booster::rollout
 
 #endif  // BOOSTER_OPERATOR_ROLLOUT_POD_TEMPLATE_H_

@@ -1,10 +1,12 @@
 #include "operator/rollout/state_machine.h"
 
 #include <algorithm>
+#include <cmath>
 #include <utility>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "operator/rollout/profile/conditions.h"
@@ -333,7 +335,8 @@ class Machine {
   // when the phase's handler must stop here.
   bool NewRevision();
   bool CanaryRejected();
-  void ReportReach();
+  bool CanaryNearMemoryLimit(const Json& canary);
+  void ReportReach(const Json& canary, const Json& baseline);
   bool SpecChangedInFlight();
   // analysis.interval, .source, .mode or .baseline changed mid-step: the windows before and
   // after are not one experiment, so the step starts over with both arms re-templated.
@@ -816,26 +819,66 @@ bool Machine::CanaryRejected() {
   return false;
 }
 
-// Surfaces the knobs the canary's agents could not apply (condition TuningReached).
-void Machine::ReportReach() {
-  if (!obs_.reach || obs_.reach->pods == 0) return;
-  const ReachReport& r = *obs_.reach;
-  if (r.not_reached.empty()) {
+// Memory is a guardrail of its own: a canary whose resident set reached
+// kMemoryNearLimitShare of its memory limit (the tuned containers' limits summed: the agent
+// sums their processes) while the baseline's stayed below is one allocation from the OOM
+// killer. Roll back now rather than wait for the kill. A baseline that is as close (the
+// team's own sizing) says nothing of the tuning.
+bool Machine::CanaryNearMemoryLimit(const Json& canary) {
+  if (!obs_.memory.has_value() || !obs_.memory->canary.has_value()) return false;
+  std::optional<int64_t> limit = MemoryLimitBytes(canary, Ctx().containers);
+  if (!limit || *limit <= 0) return false;
+  const double near = kMemoryNearLimitShare * static_cast<double>(*limit);
+  const ArmMemoryPeak& c = *obs_.memory->canary;
+  if (c.rss_bytes < near) return false;
+  if (obs_.memory->baseline.has_value() && obs_.memory->baseline->rss_bytes >= near) return false;
+  auto mib = [](double b) { return absl::StrFormat("%.1f MiB", b / 1048576.0); };
+  std::string msg = absl::StrCat(
+      "step ", s_.current_step, ": canary pod ", c.pod, " reached a resident set of ",
+      mib(c.rss_bytes), ", ", static_cast<int>(std::lround(c.rss_bytes * 100 / *limit)),
+      "% of its memory limit ", mib(static_cast<double>(*limit)));
+  if (obs_.memory->baseline.has_value()) {
+    absl::StrAppend(&msg, " (the baseline's peak: ", mib(obs_.memory->baseline->rss_bytes), ")");
+  }
+  absl::StrAppend(&msg,
+                  "; the tuning lets the app use more memory than the pod may, so the target is "
+                  "restored before the OOM killer acts. Raise the memory limit or change the "
+                  "tuning (a GOMEMLIMIT below the limit, a lower GOGC)");
+  SetCond(kConditionTuningRejected, true, "MemoryNearLimit", msg);
+  StartRollback("MemoryNearLimit", msg);
+  return true;
+}
+
+// Surfaces the knobs the canary's agents could not apply, and a GOMAXPROCS that changes
+// nothing for the program (condition TuningReached).
+void Machine::ReportReach(const Json& canary, const Json& baseline) {
+  std::string no_op;
+  if (obs_.go.has_value() && !spec().tuning.go.gomaxprocs.empty()) {
+    no_op = GoMaxProcsNoOp(baseline, canary, Ctx().containers, *obs_.go);
+  }
+  const bool reported = obs_.reach.has_value() && obs_.reach->pods > 0;
+  if (!reported && no_op.empty()) return;
+  std::vector<std::string> parts;
+  if (reported) {
+    const ReachReport& r = *obs_.reach;
+    for (const UnreachedKnob& k : r.not_reached) {
+      parts.push_back(absl::StrCat(k.knob, " ", k.outcome == "Failed" ? "failed" : "not reached",
+                                   " in ", k.pods, " of ", r.pods, " canary pods: ", k.reason));
+    }
+  }
+  const bool not_reached = !parts.empty();
+  if (!not_reached && no_op.empty()) {
     SetCond(kConditionTuningReached, true, "Reached",
-            absl::StrCat("every knob took effect in the ", r.pods,
+            absl::StrCat("every knob took effect in the ", obs_.reach->pods,
                          " canary pods whose agents reported"));
     return;
   }
-  std::vector<std::string> parts;
-  for (const UnreachedKnob& k : r.not_reached) {
-    parts.push_back(absl::StrCat(k.knob, " ", k.outcome == "Failed" ? "failed" : "not reached",
-                                 " in ", k.pods, " of ", r.pods, " canary pods: ", k.reason));
-  }
+  if (!no_op.empty()) parts.push_back(absl::StrCat("runtime.go.gomaxprocs: ", no_op));
   const std::string msg = absl::StrJoin(parts, "; ");
   const Condition* before = FindCondition(s_.conditions, kConditionTuningReached);
   const bool changed = before == nullptr || before->status != "False" || before->message != msg;
-  SetCond(kConditionTuningReached, false, "NotReached", msg);
-  if (changed) Event(true, "KnobsNotReached", msg);
+  SetCond(kConditionTuningReached, false, not_reached ? "NotReached" : "NoOp", msg);
+  if (changed) Event(true, not_reached ? "KnobsNotReached" : "KnobsNoOp", msg);
 }
 
 // The tuning, steps or containers changed while a rollout was under way. A canary
@@ -1264,8 +1307,8 @@ void Machine::Progressing() {
                   std::string((canary_tmpl.ok() ? baseline : canary_tmpl).status().message()));
     return;
   }
-  if (CanaryRejected()) return;
-  ReportReach();
+  if (CanaryRejected() || CanaryNearMemoryLimit(*canary_tmpl)) return;
+  ReportReach(*canary_tmpl, *baseline);
   if (s_.total_replicas == 0) {
     // Scaled to 0 by someone else: nothing runs, nothing to judge, no deadline.
     s_.analysis_start_time = absl::InfinitePast();

@@ -59,6 +59,7 @@
 
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "operator/rollout/go_facts.h"
 #include "operator/rollout/pod_template.h"
 #include "operator/rollout/profile/types.h"
 #include "operator/rollout/verdict.h"
@@ -126,6 +127,20 @@ struct ReachReport {
   std::vector<UnreachedKnob> not_reached;
 };
 
+// The highest resident set (memoryRss) an agent of each arm reported in the current step,
+// and the pod: for the memory guardrail (a canary that nears its memory limit while the
+// baseline does not rolls back at once, reason MemoryNearLimit).
+struct ArmMemoryPeak {
+  std::string pod;
+  double rss_bytes = 0;
+};
+struct MemoryPeaks {
+  std::optional<ArmMemoryPeak> baseline;
+  std::optional<ArmMemoryPeak> canary;
+};
+// The share of the memory limit a canary's resident set may reach.
+inline constexpr double kMemoryNearLimitShare = 0.9;
+
 struct Observations {
   DeploymentView target;
   DeploymentView canary;
@@ -149,6 +164,11 @@ struct Observations {
   std::string namespace_refusal;
   // The Deployment under the fresh baseline's name (BaselineName), if any.
   DeploymentView baseline;
+  // What the agents read of the program (TuningReached reports a GOMAXPROCS that changes
+  // nothing, reason NoOp); nullopt = not known.
+  std::optional<GoFacts> go;
+  // The arms' memory peaks of the current step; nullopt = not known.
+  std::optional<MemoryPeaks> memory;
 };
 
 enum class ActionType {
@@ -266,7 +286,9 @@ inline constexpr char kConditionHpaDetected[] = "HPADetected";
 // BaselineNameTaken: the steps then compare the canary with the target's pods).
 inline constexpr char kConditionConflict[] = "Conflict";
 // True when the node refused to run the tuning (reason SysctlForbidden: the kubelet
-// rejected a canary pod for a sysctl it does not allow); the rollout then rolls back at
+// rejected a canary pod for a sysctl it does not allow), a canary container was OOM-killed
+// (OOMKilled), or a canary's resident set reached kMemoryNearLimitShare of its memory limit
+// while the baseline's stayed below (MemoryNearLimit); the rollout then rolls back at
 // once. False (reason Admitted) when a new rollout starts.
 inline constexpr char kConditionTuningRejected[] = "TuningRejected";
 // Whether the profile's namespace has opted in to Booster (a label or the operator's list;
@@ -277,7 +299,9 @@ inline constexpr char kConditionNamespaceEnabled[] = "NamespaceEnabled";
 // Whether every knob of the tuning took effect in the canary pods whose agents reported:
 // True (reason Reached); False (reason NotReached) naming each knob that could not act
 // (for example placement on a program libbooster.so cannot reach) and why, with a Warning
-// Event KnobsNotReached when that list changes. Unknown (NoReport) when a rollout starts.
+// Event KnobsNotReached when that list changes; False (reason NoOp) when the knobs reached
+// the pods but one changes nothing for the program (a GOMAXPROCS its Go version already
+// runs with, go_facts.h), Warning Event KnobsNoOp. Unknown (NoReport) when a rollout starts.
 // Informational: it does not fail the step; the verdict judges what the canary measures.
 inline constexpr char kConditionTuningReached[] = "TuningReached";
 // After promotion: whether the target still carries the promoted tuning (Booster's layer).

@@ -74,6 +74,10 @@ class Sim {
   std::optional<ReachReport> reach;
   // Why the namespace may not be tuned (Observations::namespace_refusal).
   std::string namespace_refusal;
+  // What the agents read of the program, and the arms' memory peaks (Observations::go,
+  // ::memory).
+  std::optional<GoFacts> go;
+  std::optional<MemoryPeaks> memory;
   absl::Time& now() { return now_; }
   absl::Time time() const { return now_; }
   bool profile_gone() const { return gone_; }
@@ -110,6 +114,8 @@ class Sim {
     obs.reach = reach;
     obs.namespace_refusal = namespace_refusal;
     obs.baseline = ObserveDeployment(baseline());
+    obs.go = go;
+    obs.memory = memory;
     return Reconcile(*p, obs, verdicts, now_, opts_);
   }
 
@@ -908,6 +914,78 @@ TEST(ReconcileTest, AnOomKilledCanaryPodRollsBackAtOnce) {
   sim.rejected.clear();
   Drive(sim, verdicts, [&] { return sim.phase() == Phase::kRolledBack; });
   EXPECT_EQ(sim.TargetReplicas(), 4);
+}
+
+TEST(ReconcileTest, ACanaryNearItsMemoryLimitRollsBackAtOnceUnlessTheBaselineIsAsNear) {
+  Sim sim(4);  // the app's limit: 1Gi
+  TimeVerdictSource verdicts;
+  Drive(sim, verdicts, [&] { return sim.phase() == Phase::kProgressing; });
+  const double gib = 1024.0 * 1024 * 1024;
+  // Both arms at 95%: the team's own sizing, not the tuning's doing.
+  sim.memory = MemoryPeaks{ArmMemoryPeak{"web-b1", 0.95 * gib}, ArmMemoryPeak{"web-c1", 0.96 * gib}};
+  sim.now() += absl::Seconds(5);
+  sim.Step(verdicts, false);
+  EXPECT_EQ(sim.phase(), Phase::kProgressing);
+  // The canary under the share: nothing.
+  sim.memory = MemoryPeaks{ArmMemoryPeak{"web-b1", 0.3 * gib}, ArmMemoryPeak{"web-c1", 0.89 * gib}};
+  sim.now() += absl::Seconds(5);
+  sim.Step(verdicts, false);
+  EXPECT_EQ(sim.phase(), Phase::kProgressing);
+  // The canary at 92% while the baseline peaks at 30%: rolled back now, said why.
+  sim.memory = MemoryPeaks{ArmMemoryPeak{"web-b1", 0.3 * gib}, ArmMemoryPeak{"web-c1", 0.92 * gib}};
+  sim.now() += absl::Seconds(5);
+  sim.Step(verdicts, false);
+  EXPECT_EQ(sim.phase(), Phase::kRollingBack);
+  EXPECT_EQ(sim.status().last_transition->reason, "MemoryNearLimit");
+  const Condition c = sim.Cond(kConditionTuningRejected);
+  EXPECT_EQ(c.reason, "MemoryNearLimit");
+  EXPECT_THAT(c.message, HasSubstr("canary pod web-c1 reached a resident set of 942.1 MiB, 92% of "
+                                   "its memory limit 1024.0 MiB (the baseline's peak: 307.2 MiB)"));
+  sim.memory.reset();
+  Drive(sim, verdicts, [&] { return sim.phase() == Phase::kRolledBack; });
+  EXPECT_EQ(sim.TargetReplicas(), 4);
+}
+
+TEST(ReconcileTest, NoMemoryLimitNoMemoryGuardrail) {
+  Json spec = SpecJson();
+  Sim sim(4, spec);
+  sim.target()["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"].erase("memory");
+  TimeVerdictSource verdicts;
+  Drive(sim, verdicts, [&] { return sim.phase() == Phase::kProgressing; });
+  sim.memory = MemoryPeaks{std::nullopt, ArmMemoryPeak{"web-c1", 64.0 * 1024 * 1024 * 1024}};
+  sim.now() += absl::Seconds(5);
+  sim.Step(verdicts, false);
+  EXPECT_EQ(sim.phase(), Phase::kProgressing);
+}
+
+TEST(ReconcileTest, AGomaxprocsGoAlreadyRunsWithIsReportedAsANoOp) {
+  Sim sim(10);  // gomaxprocs auto under a limit of 2 CPUs: GOMAXPROCS=2
+  TimeVerdictSource verdicts;
+  Drive(sim, verdicts, [&] { return sim.phase() == Phase::kProgressing; });
+  // Go 1.24 on a 4-CPU node runs 4: the knob changes something.
+  sim.go = GoFacts{.version = "go1.24.3", .cpus = 4};
+  sim.Step(verdicts);
+  EXPECT_EQ(sim.Cond(kConditionTuningReached).status, "Unknown");
+  // Go 1.26 sets 2 from the limit itself.
+  sim.go = GoFacts{.version = "go1.26.0", .cpus = 4};
+  sim.Step(verdicts);
+  Condition c = sim.Cond(kConditionTuningReached);
+  EXPECT_EQ(c.status, "False");
+  EXPECT_EQ(c.reason, "NoOp");
+  EXPECT_THAT(c.message, HasSubstr("runtime.go.gomaxprocs: GOMAXPROCS 2 is what the go1.26.0 "
+                                   "program already runs with in container web (Go 1.25+ sets it "
+                                   "from the CPU limit 2000m"));
+  int warnings = 0;
+  for (const Action& e : sim.events()) warnings += e.reason == "KnobsNoOp";
+  EXPECT_EQ(warnings, 1);
+  // A knob the agents could not apply comes first; the no-op is named with it.
+  sim.reach = ReachReport{.pods = 1, .not_reached = {{"placement", "NotReachable", "static", 1}}};
+  sim.Step(verdicts);
+  c = sim.Cond(kConditionTuningReached);
+  EXPECT_EQ(c.reason, "NotReached");
+  EXPECT_THAT(c.message, HasSubstr("placement not reached in 1 of 1 canary pods: static; "
+                                   "runtime.go.gomaxprocs: GOMAXPROCS 2"));
+  EXPECT_EQ(sim.phase(), Phase::kProgressing) << "it informs; the judge decides";
 }
 
 TEST(ObserveRejectedPodTest, OnlyAFailedPodTheKubeletRefusedForASysctl) {

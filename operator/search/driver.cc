@@ -108,7 +108,12 @@ std::string DoneMessage(const std::string& why, const SearchState& state,
   const std::string head =
       absl::StrCat(why == "MaxTrials" ? "maxTrials reached" : "every candidate tried", " after ",
                    state.trials.size(), " trial", state.trials.size() == 1 ? "" : "s", ", ",
-                   kept, " kept");
+                   kept, " kept",
+                   state.skipped.empty()
+                       ? std::string()
+                       : absl::StrCat(", ", state.skipped.size(), " candidate",
+                                      state.skipped.size() == 1 ? "" : "s",
+                                      " skipped as changing nothing"));
   if (last_kept == nullptr) {
     return absl::StrCat(head, ": no trial showed ", objective,
                         " better than the profile's own tuning, which the target keeps");
@@ -156,7 +161,7 @@ absl::StatusOr<ProfileSpec> TrialSpec(const ProfileSpec& spec, const Json& tunin
   return out;
 }
 
-SearchPass DriveSearch(const rollout::Profile& profile, absl::Time now) {
+SearchPass DriveSearch(const rollout::Profile& profile, absl::Time now, const NoOpCheck& no_op) {
   SearchPass pass{profile, {}};
   if (!profile.spec.ok()) return pass;
   const ProfileSpec& spec = *profile.spec;
@@ -294,7 +299,16 @@ SearchPass DriveSearch(const rollout::Profile& profile, absl::Time now) {
 
   // No trial running: start the next one, or finish.
   if (st.trials.empty() || st.trials.back().outcome.has_value()) {
-    if (std::optional<Trial> next = NextTrial(core, st)) {
+    std::optional<Trial> next = NextTrial(core, st);
+    while (next.has_value() && no_op) {
+      std::string why = no_op(st.best, next->tuning);
+      if (why.empty()) break;
+      event(false, "TrialSkipped",
+            absl::StrCat(DescribeChange(*next), " is not tried: ", why));
+      st = *SkipValue(core, std::move(st), *next, std::move(why));  // NextTrial's: accepted
+      next = NextTrial(core, st);
+    }
+    if (next.has_value()) {
       next->started = rollout::FormatRfc3339(now);
       event(false, "TrialStarted",
             absl::StrCat("trial ", next->number, ": ", DescribeChange(*next),

@@ -30,6 +30,7 @@
 #ifndef BOOSTER_OPERATOR_SEARCH_DRIVER_H_
 #define BOOSTER_OPERATOR_SEARCH_DRIVER_H_
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -44,8 +45,8 @@ inline constexpr char kPhaseSearching[] = "Searching";
 inline constexpr char kPhaseDone[] = "Done";
 inline constexpr char kPhaseStopped[] = "Stopped";
 
-// An Event on the profile: SearchStarted, TrialStarted, TrialKept, TrialNotKept,
-// SearchDone, BaseRolledBack (Warning), SearchStateInvalid (Warning).
+// An Event on the profile: SearchStarted, TrialStarted, TrialSkipped, TrialKept,
+// TrialNotKept, SearchDone, BaseRolledBack (Warning), SearchStateInvalid (Warning).
 struct SearchEvent {
   bool warning = false;
   std::string reason;
@@ -57,7 +58,15 @@ struct SearchPass {
   std::vector<SearchEvent> events;
 };
 
-SearchPass DriveSearch(const rollout::Profile& profile, absl::Time now);
+// Why a trial's tuning (TuningToJson's object) would change nothing against the best so far
+// for the program the target runs ("" = it may change something). The operator's checks
+// GOMAXPROCS against the Go version the agents read (operator/rollout/go_facts.h).
+using NoOpCheck = std::function<std::string(const Json& best, const Json& trial_tuning)>;
+
+// `no_op` (may be empty) is asked before a trial starts; a candidate it names is recorded in
+// status.search.skipped with why (Event TrialSkipped), is no trial, and the next is tried.
+SearchPass DriveSearch(const rollout::Profile& profile, absl::Time now,
+                       const NoOpCheck& no_op = nullptr);
 
 // The spec a trial rolls out: `spec` with `tuning` (TuningToJson's object) and the
 // objective metric required to improve by minImprovementPercent (added as a required metric

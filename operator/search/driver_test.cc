@@ -107,7 +107,18 @@ class World {
   void Pass(size_t execute = SIZE_MAX) {
     absl::StatusOr<rollout::Profile> p = rollout::ParseProfile(profile_);
     ASSERT_TRUE(p.ok()) << p.status();
-    SearchPass pass = DriveSearch(*p, now_);
+    NoOpCheck check;
+    if (go.has_value()) {  // as the reconciler builds it, over the target's template
+      check = [&](const Json& best, const Json& trial) -> std::string {
+        absl::StatusOr<rollout::ProfileSpec> a = TrialSpec(*p->spec, best);
+        absl::StatusOr<rollout::ProfileSpec> b = TrialSpec(*p->spec, trial);
+        if (!a.ok() || !b.ok()) return "";
+        return rollout::TuningGoMaxProcsNoOp(
+            api_.target()["spec"]["template"], a->tuning, b->tuning,
+            rollout::EnrollContextFor("shop", "web-profile", *b), rollout::MutationOptions{}, *go);
+      };
+    }
+    SearchPass pass = DriveSearch(*p, now_, check);
     for (SearchEvent& e : pass.events) events.push_back(e);
     if (pass.profile.spec.ok()) {
       judge.canary = rollout::TuningToJson(pass.profile.spec->tuning);
@@ -161,6 +172,8 @@ class World {
   WorldJudge judge;
   std::vector<SearchEvent> events;
   std::function<bool(const Json& tuning)> oom;
+  // What the agents read of the program (the reconciler's no-op check); unset: unknown.
+  std::optional<rollout::GoFacts> go;
 
  private:
   Json profile_;
@@ -238,6 +251,40 @@ TEST(DriveSearchTest, AnOomKilledTrialIsRolledBackAtOnceAndTheSearchGoesOn) {
   EXPECT_FALSE(s["trials"][1].contains("objectiveImprovementPercent"));
   EXPECT_EQ(s["best"]["runtime"]["go"]["gogc"], "400");
   EXPECT_EQ(*w.TargetTuning(), s["best"]);
+}
+
+TEST(DriveSearchTest, AGomaxprocsGoAlreadyRunsWithIsSkippedNotTried) {
+  Json spec = SearchSpecJson();
+  // Under a 1-CPU limit on a 2-CPU node Go 1.26 runs GOMAXPROCS 2 by itself; 1 is a change.
+  spec["search"]["knobs"] = Json::parse(R"([{"knob": "runtime.go.gomaxprocs", "values": [2, 1]},
+      {"knob": "runtime.go.gogc", "values": [400]}])");
+  World w(spec);
+  w.go = rollout::GoFacts{.version = "go1.26.0", .cpus = 2};
+  w.RunToEnd();
+  const Json s = w.Search();
+  ASSERT_EQ(s.value("phase", ""), kPhaseDone) << s.dump(2);
+  EXPECT_EQ(Table(s), (std::vector<std::string>{"/runtime/go/gogc=400:Kept",
+                                                "/runtime/go/gomaxprocs=1:RolledBack"}));
+  ASSERT_EQ(s["skipped"].size(), 1u) << s.dump(2);
+  EXPECT_EQ(s["skipped"][0]["knob"], "/runtime/go/gomaxprocs");
+  EXPECT_EQ(s["skipped"][0]["value"], "2");
+  EXPECT_NE(s["skipped"][0]["reason"].get<std::string>().find(
+                "GOMAXPROCS 2 is what the go1.26.0 program already runs with in container app"),
+            std::string::npos)
+      << s["skipped"][0];
+  EXPECT_NE(s.value("message", "").find("1 candidate skipped as changing nothing"),
+            std::string::npos)
+      << s.value("message", "");
+  int skipped_events = 0;
+  for (const SearchEvent& e : w.events) skipped_events += e.reason == "TrialSkipped";
+  EXPECT_EQ(skipped_events, 1);
+  // Unknown facts: nothing is claimed; GOMAXPROCS 2 is tried (and, no better, ends the line).
+  World unknown(spec);
+  unknown.RunToEnd();
+  EXPECT_EQ(Table(unknown.Search()), (std::vector<std::string>{
+                                         "/runtime/go/gogc=400:Kept",
+                                         "/runtime/go/gomaxprocs=2:RolledBack"}));
+  EXPECT_TRUE(unknown.Search()["skipped"].empty());
 }
 
 TEST(DriveSearchTest, StopsAtMaxTrialsWithTheBestOnTheTarget) {

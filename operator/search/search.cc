@@ -44,9 +44,7 @@ bool LineEnded(const std::vector<Trial>& trials, const std::string& knob) {
 
 // The next value of `knob` to try: after the last one tried, skipping no-changes.
 std::optional<Json> NextValue(const KnobCandidates& knob, const SearchState& state) {
-  if (state.noop_knobs.count(knob.path) > 0 || LineEnded(state.trials, knob.path)) {
-    return std::nullopt;
-  }
+  if (LineEnded(state.trials, knob.path)) return std::nullopt;
   size_t from = 0;
   for (const Trial& t : state.trials) {
     if (t.knob != knob.path) continue;
@@ -54,8 +52,15 @@ std::optional<Json> NextValue(const KnobCandidates& knob, const SearchState& sta
       if (knob.values[i] == t.value) from = std::max(from, i + 1);
     }
   }
+  auto skipped = [&](const Json& v) {
+    return std::any_of(state.skipped.begin(), state.skipped.end(), [&](const SkippedValue& s) {
+      return s.knob == knob.path && s.value == v;
+    });
+  };
   for (size_t i = from; i < knob.values.size(); ++i) {
-    if (!SameValue(state.best, knob.path, knob.values[i])) return knob.values[i];
+    if (!SameValue(state.best, knob.path, knob.values[i]) && !skipped(knob.values[i])) {
+      return knob.values[i];
+    }
   }
   return std::nullopt;
 }
@@ -162,6 +167,21 @@ absl::StatusOr<SearchState> AppendTrial(const SearchSpec& spec, SearchState stat
   return state;
 }
 
+absl::StatusOr<SearchState> SkipValue(const SearchSpec& spec, SearchState state,
+                                      const Trial& trial, std::string reason) {
+  if (Running(state) != nullptr) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("trial ", state.trials.back().number, " is still running"));
+  }
+  std::optional<Trial> next = NextCandidate(spec, state);
+  if (!next.has_value() || next->knob != trial.knob || next->value != trial.value) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(trial.knob, " = ", trial.value.dump(), " is not the next candidate"));
+  }
+  state.skipped.push_back({trial.knob, trial.value, std::move(reason)});
+  return state;
+}
+
 absl::StatusOr<SearchState> RecordOutcome(SearchState state, const TrialOutcome& outcome) {
   if (Running(state) == nullptr) return absl::FailedPreconditionError("no trial is running");
   Trial& t = state.trials.back();
@@ -190,8 +210,10 @@ Json SearchStateToJson(const SearchState& state) {
     }
     j["trials"].push_back(std::move(tj));
   }
-  j["noopKnobs"] = Json::array();
-  for (const std::string& k : state.noop_knobs) j["noopKnobs"].push_back(k);
+  j["skipped"] = Json::array();
+  for (const SkippedValue& s : state.skipped) {
+    j["skipped"].push_back({{"knob", s.knob}, {"value", s.value}, {"reason", s.reason}});
+  }
   return j;
 }
 
@@ -245,10 +267,12 @@ absl::StatusOr<SearchState> SearchStateFromJson(const Json& j) {
     }
     s.trials.push_back(std::move(t));
   }
-  const Json noops = j.value("noopKnobs", Json::array());
-  if (noops.is_array()) {
-    for (const Json& k : noops) {
-      if (k.is_string()) s.noop_knobs.insert(k.get<std::string>());
+  const Json skipped = j.value("skipped", Json::array());
+  if (skipped.is_array()) {
+    for (const Json& k : skipped) {
+      if (!k.is_object() || !k.contains("value") || !k.value("knob", Json()).is_string()) continue;
+      s.skipped.push_back({k["knob"].get<std::string>(), k["value"],
+                           k.value("reason", Json("")).is_string() ? k.value("reason", "") : ""});
     }
   }
   return s;

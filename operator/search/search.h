@@ -22,8 +22,9 @@
 //   knob's values in the order given. A value that is not kept and did no better on the
 //   objective than the knob's previous trial (or than the baseline, for the knob's first
 //   value; a trial without an objective figure counts as worse) ends that knob's line.
-// - A value equal (as JSON) to the best's value at that knob is no change and is skipped; a
-//   knob the agents reported as a no-op (`SearchState::noop_knobs`) is skipped whole.
+// - A value equal (as JSON) to the best's value at that knob is no change and is skipped, and
+//   so is a value the caller found changes nothing for this program (SkipValue, e.g. a
+//   GOMAXPROCS that Go already runs with): neither is a trial, neither counts to max_trials.
 // - Where a trial stands is derived from the trial table alone, never from a cursor kept
 //   beside it, so the table is the whole state.
 // - At most `max_trials` trials. The running trial is part of the state, so a restarted
@@ -32,7 +33,6 @@
 #define BOOSTER_OPERATOR_SEARCH_SEARCH_H_
 
 #include <optional>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -88,10 +88,18 @@ struct Trial {
   std::string rollback_reason;
 };
 
+// A candidate value that would change nothing, and why.
+struct SkippedValue {
+  std::string knob;
+  Json value;
+  std::string reason;
+  bool operator==(const SkippedValue&) const = default;
+};
+
 struct SearchState {
   Json best;                 // the tuning every kept trial improved on
   std::vector<Trial> trials;  // in order; the last one may be running
-  std::set<std::string> noop_knobs;
+  std::vector<SkippedValue> skipped;
 };
 
 // The knobs in the order they are tried: by KnobPriority, then as the spec lists them.
@@ -111,6 +119,11 @@ std::string WhyDone(const SearchSpec& spec, const SearchState& state);
 // Starts `trial` (from NextTrial): appends it as the running trial. A trial whose baseline
 // is not the state's best, or that is not the next candidate, is refused.
 absl::StatusOr<SearchState> AppendTrial(const SearchSpec& spec, SearchState state, Trial trial);
+
+// Records that NextTrial's candidate `trial` changes nothing (`reason`), so NextTrial
+// passes over it. Refused while a trial runs, or for a trial that is not the next candidate.
+absl::StatusOr<SearchState> SkipValue(const SearchSpec& spec, SearchState state,
+                                      const Trial& trial, std::string reason);
 
 // Ends the running trial with `outcome`: a kept trial's tuning becomes the best. Refused
 // when no trial runs.

@@ -126,18 +126,35 @@ TEST(SearchTest, AFirstValueWorseThanTheBaselineEndsItsLine) {
   EXPECT_EQ(WhyDone(spec, state), "Exhausted");
 }
 
-TEST(SearchTest, NoChangesAndNoOpKnobsAreSkipped) {
+TEST(SearchTest, NoChangesAndSkippedValuesAreNotTrials) {
   SearchSpec spec = GoSpec();
   Json tuned = Untuned();
   tuned["runtime"]["preload"]["allocator"] = "jemalloc";  // already the first candidate
   SearchState state = StartSearch(tuned);
-  state.noop_knobs = {"/runtime/go/gogc"};
   RunTrial(spec, state, NotKept(-1));  // somaxconn
+  // Every GOGC value changes nothing for this program (as the caller found).
+  for (std::optional<Trial> t = NextTrial(spec, state); t && t->knob == "/runtime/go/gogc";
+       t = NextTrial(spec, state)) {
+    absl::StatusOr<SearchState> s = SkipValue(spec, state, *t, "no-op here");
+    ASSERT_TRUE(s.ok()) << s.status();
+    state = *s;
+  }
+  EXPECT_EQ(state.skipped.size(), GoSpec().knobs[1].values.size());
   std::optional<Trial> next = NextTrial(spec, state);
   ASSERT_TRUE(next.has_value());
   EXPECT_EQ(next->knob, "/runtime/preload/allocator");
   EXPECT_EQ(next->value, "mimalloc");
   EXPECT_EQ(next->number, 2);
+  // Only the next candidate can be skipped, and not while a trial runs.
+  Trial other = *next;
+  other.value = "tcmalloc";
+  EXPECT_FALSE(SkipValue(spec, state, other, "x").ok());
+  state = *AppendTrial(spec, state, *next);
+  EXPECT_FALSE(SkipValue(spec, state, *next, "x").ok());
+  // The skipped values survive status.search.
+  absl::StatusOr<SearchState> back = SearchStateFromJson(SearchStateToJson(state));
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->skipped, state.skipped);
 }
 
 TEST(SearchTest, AtMostMaxTrials) {

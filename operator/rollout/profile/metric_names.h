@@ -39,6 +39,9 @@ inline constexpr auto kMetrics = std::to_array<MetricName>({
     {"runQueueDelay", Direction::kLowerIsBetter},
     {"listenOverflows", Direction::kLowerIsBetter},
     {"retransmits", Direction::kLowerIsBetter},
+    {"memoryRss", Direction::kLowerIsBetter},
+    {"goGcCpuShare", Direction::kLowerIsBetter},
+    {"goHeapBytes", Direction::kLowerIsBetter},
 });
 
 inline constexpr int kMetricCount = static_cast<int>(kMetrics.size());
