@@ -7,6 +7,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "sidecar/base/file_util.h"
+#include "sidecar/testing/testdata.h"
 
 namespace booster::agent {
 namespace {
@@ -15,13 +16,7 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::Pair;
 
-std::string Fixture(const std::string& name) {
-  const char* dir = std::getenv("BOOSTER_AGENT_TESTDATA");
-  absl::StatusOr<std::string> s =
-      ReadFile(std::string(dir != nullptr ? dir : "sidecar/testdata") + "/" + name);
-  EXPECT_TRUE(s.ok()) << s.status();
-  return s.ok() ? *s : "";
-}
+using ::booster::agent_testing::Fixture;
 
 PromScrape Parse(const std::string& text) {
   absl::StatusOr<PromScrape> s = ParsePrometheusText(text);

@@ -15,6 +15,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "sidecar/base/file_util.h"
+#include "sidecar/testing/testdata.h"
 
 namespace booster::agent {
 namespace {
@@ -108,13 +109,7 @@ TEST(GoBuildInfoTest, DefaultGodebugFromTheModuleInfo) {
   EXPECT_EQ(b->default_godebug, "");
 }
 
-std::string Fixture(const std::string& name) {
-  const char* dir = std::getenv("BOOSTER_AGENT_TESTDATA");
-  absl::StatusOr<std::string> s =
-      ReadFile(std::string(dir != nullptr ? dir : "sidecar/testdata") + "/" + name);
-  EXPECT_TRUE(s.ok()) << s.status();
-  return s.ok() ? *s : "";
-}
+using ::booster::agent_testing::Fixture;
 
 // The .go.buildinfo section of the e2e workload (testdata/README.md): built by go1.26.8
 // from a go.mod that says go 1.22, so Go's newer defaults are turned off in its

@@ -7,17 +7,12 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "sidecar/base/file_util.h"
+#include "sidecar/testing/testdata.h"
 
 namespace booster::agent {
 namespace {
 
-std::string Fixture(const std::string& name) {
-  const char* dir = std::getenv("BOOSTER_AGENT_TESTDATA");
-  absl::StatusOr<std::string> s =
-      ReadFile(std::string(dir != nullptr ? dir : "sidecar/testdata") + "/" + name);
-  EXPECT_TRUE(s.ok()) << s.status();
-  return s.ok() ? *s : "";
-}
+using ::booster::agent_testing::Fixture;
 
 TEST(PromTextTest, ParsesSamplesLabelsAndSpecialValues) {
   absl::StatusOr<PromScrape> s = ParsePrometheusText(

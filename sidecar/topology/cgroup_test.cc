@@ -8,19 +8,14 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "sidecar/base/file_util.h"
+#include "sidecar/testing/testdata.h"
 
 namespace booster::agent {
 namespace {
 
 using ::testing::ElementsAre;
 
-std::string Fixture(const std::string& name) {
-  const char* dir = std::getenv("BOOSTER_AGENT_TESTDATA");
-  absl::StatusOr<std::string> s =
-      ReadFile(std::string(dir != nullptr ? dir : "sidecar/testdata") + "/" + name);
-  EXPECT_TRUE(s.ok()) << s.status();
-  return s.ok() ? *s : "";
-}
+using ::booster::agent_testing::Fixture;
 
 TEST(CgroupTest, ParsesV1ProcCgroupAndMounts) {
   absl::StatusOr<std::vector<CgroupEntry>> e = ParseProcCgroup(Fixture("proc_cgroup.txt"));
