@@ -367,6 +367,10 @@ absl::StatusOr<std::vector<DashboardQuery>> DashboardQueries(bool annotations) {
       // The search's panel has series only while a profile searches: the search test
       // queries it (SearchPanelQuery).
       if (absl::StartsWith(panel.value("title", ""), "Search trials")) continue;
+      // Throttling is read from the app container's cgroup, which an agent in a pod cannot
+      // see (docs/agent.md, Samplers): the panel is empty there by design, never a false 0.
+      // The agent's own test (agent_metrics_test) covers the series when cpu.stat is read.
+      if (panel.value("title", "") == "CFS throttled ratio") continue;
       for (const Json& t : panel.value("targets", Json::array())) {
         out.push_back({name, absl::StrCat("panel '", panel.value("title", ""), "'"),
                        concrete(t["expr"].get<std::string>())});
@@ -1577,7 +1581,7 @@ spec:
 // heap, 1 CPU, 160 MiB) under steady load through the Service. The search tries GOGC 400,
 // GOGC 5000 and GOMEMLIMIT 24MiB, each as a canary of the best so far plus that change
 // against a fresh baseline of the best so far: GOGC 400 is kept (CPU per request shown
-// better by more than 5%), GOGC 5000 outgrows the memory limit and the memory guardrail (its
+// better by more than 5%, within the step or its one extension), GOGC 5000 outgrows the memory limit and the memory guardrail (its
 // OOM kill, or its resident set at 90% of the limit) rolls it back at once, GOMEMLIMIT 24MiB makes the GC run all the time and is rolled back by the
 // judge; the search ends with GOGC 400 on the Deployment and the trial table in status.
 TEST_F(HelmChartOneNamespaceE2eTest, SearchKeepsTheGogcTheJudgeShowedBetterAndRollsBackTheRest) {
@@ -1607,7 +1611,7 @@ spec:
       interval: 5s
       warmup: 10s
       minSamples: 4
-      maxExtensions: 0
+      maxExtensions: 1
       metrics:
         - {name: latencyP99, maxRegressionPercent: 100}
   search:
@@ -1662,6 +1666,20 @@ spec:
   EXPECT_EQ(trials[2].value("/baseline/runtime/go/gogc"_json_pointer, ""), "400");
   EXPECT_EQ(search.value("/best/runtime/go/gogc"_json_pointer, ""), "400");
   EXPECT_FALSE(search.contains("/best/runtime/go/gomemlimit"_json_pointer));
+  // The evidence says why a Go trial won: the agents' Go runtime and memory figures of the
+  // real pods ride along with the judged metrics (NotJudged rows).
+  {
+    absl::StatusOr<Json> bp = GetJson({"-n", ns, "get", "bp", "search"});
+    ASSERT_TRUE(bp.ok()) << bp.status();
+    const Json evidence = bp->value("/status/lastDecision/evidence"_json_pointer, Json::object());
+    std::cout << "last decision's evidence: " << evidence.dump() << "\n";
+    EXPECT_EQ(evidence.value("judge", ""), "metrics") << evidence.dump();
+    for (const char* key : {"memoryRss.baseline", "memoryRss.canary", "goGcCpuShare.baseline",
+                            "goGcCpuShare.canary", "goHeapBytes.baseline", "goHeapBytes.canary"}) {
+      EXPECT_TRUE(evidence.contains(key)) << key << " missing: " << evidence.dump();
+    }
+    EXPECT_EQ(evidence.value("goGcCpuShare.verdict", ""), "NotJudged") << evidence.dump();
+  }
   // The Deployment runs the best: GOGC=400 in the app's environment, no GOMEMLIMIT.
   ASSERT_TRUE(WaitRolledOut(ns, "web", absl::Minutes(2)).ok()) << Diagnose(ns);
   absl::StatusOr<Json> target = GetJson({"-n", ns, "get", "deploy", "web"});
