@@ -337,16 +337,15 @@ struct ScalePath {
   HpaStatus last;
 };
 
-// Waits until the HPA has set the Deployment `web` to `replicas`; kUnavailable says why not.
+// Waits until the HPA has set the Deployment `web` to `replicas` and its status shows the
+// decision (desiredReplicas, and the utilization it was made on); kUnavailable says why not.
+// The controller writes the scale before its status, so a poll can see the new count while
+// the status still holds the previous sync's reading: the Deployment is read first and the
+// status after it, until both agree.
 absl::Status WaitForScale(const std::string& ns, int replicas, absl::Duration timeout,
                           ScalePath* path) {
   return WaitFor(
       [&]() -> absl::StatusOr<bool> {
-        absl::StatusOr<HpaStatus> hpa = GetHpaStatus(ns, "web");
-        if (hpa.ok()) {
-          path->last = *hpa;
-          path->peak_utilization = std::max(path->peak_utilization, hpa->utilization);
-        }
         absl::StatusOr<std::string> spec =
             Kubectl({"-n", ns, "get", "deployment", "web", "-o", "jsonpath={.spec.replicas}"});
         int n = -1;
@@ -354,7 +353,12 @@ absl::Status WaitForScale(const std::string& ns, int replicas, absl::Duration ti
           return absl::UnavailableError(spec.ok() ? *spec : spec.status().message());
         }
         if (path->replicas.empty() || path->replicas.back() != n) path->replicas.push_back(n);
-        if (n != replicas) {
+        absl::StatusOr<HpaStatus> hpa = GetHpaStatus(ns, "web");
+        if (hpa.ok()) {
+          path->last = *hpa;
+          path->peak_utilization = std::max(path->peak_utilization, hpa->utilization);
+        }
+        if (n != replicas || !hpa.ok() || hpa->desired_replicas != replicas) {
           return absl::UnavailableError(absl::StrCat(
               "deployment replicas ", n, ", HPA: current ", path->last.current_replicas,
               " desired ", path->last.desired_replicas, " utilization ",
