@@ -1581,9 +1581,11 @@ spec:
 // heap, 1 CPU, 160 MiB) under steady load through the Service. The search tries GOGC 400,
 // GOGC 5000 and GOMEMLIMIT 24MiB, each as a canary of the best so far plus that change
 // against a fresh baseline of the best so far: GOGC 400 is kept (CPU per request shown
-// better by more than 5%, within the step or its one extension), GOGC 5000 outgrows the memory limit and the memory guardrail (its
-// OOM kill, or its resident set at 90% of the limit) rolls it back at once, GOMEMLIMIT 24MiB makes the GC run all the time and is rolled back by the
-// judge; the search ends with GOGC 400 on the Deployment and the trial table in status.
+// better by more than 5%, within the step or its one extension), GOGC 5000 outgrows the
+// memory limit and the memory guardrail (its OOM kill, or its resident set at 90% of the
+// limit) rolls it back at once, GOMEMLIMIT 24MiB makes the GC run all the time and is rolled
+// back by the judge; the search ends with GOGC 400 on the Deployment and the trial table in
+// status.
 TEST_F(HelmChartOneNamespaceE2eTest, SearchKeepsTheGogcTheJudgeShowedBetterAndRollsBackTheRest) {
   absl::StatusOr<std::string> leader = WaitLeader("", absl::Seconds(60));
   ASSERT_TRUE(leader.ok()) << leader.status();
