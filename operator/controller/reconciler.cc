@@ -296,6 +296,7 @@ absl::StatusOr<kube::Result> ProfileReconciler::Reconcile(const std::string& key
       unsent_events_.erase(key);
       foreign_reported_.erase(key);
     }
+    go_facts_.Forget(key);
     if (observer_ != nullptr) observer_->Forgotten(ns, name);
     return kube::Result::Done();
   }
@@ -334,7 +335,10 @@ absl::StatusOr<kube::Result> ProfileReconciler::Reconcile(const std::string& key
 
   if (options_.arms) obs.arms = options_.arms(key);
   if (options_.reach) obs.reach = options_.reach(key);
-  if (options_.go_facts) obs.go = options_.go_facts(key);
+  // The facts outlive the streams they came in on (go_facts_memo.h): the search chooses its
+  // next candidate when the last trial's pods are gone and the target's are not up yet.
+  obs.go = go_facts_.Resolve(key, rollout::ProgramKey(obs.target.pod_template),
+                             options_.go_facts ? options_.go_facts(key) : std::nullopt);
   if (options_.memory) obs.memory = options_.memory(key);
   if (options_.namespace_refusal) obs.namespace_refusal = options_.namespace_refusal(ns);
   obs.rejected_pods = RejectedPods(ns, key);

@@ -29,6 +29,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "common/clock.h"
+#include "operator/controller/go_facts_memo.h"
 #include "operator/kube/client.h"
 #include "operator/kube/controller.h"
 #include "operator/kube/events.h"
@@ -195,6 +196,7 @@ class ProfileReconciler {
   std::mutex events_mu_;
   std::map<std::string, std::vector<PendingEvent>> unsent_events_ ABSL_GUARDED_BY(events_mu_);
   std::map<std::string, std::string> foreign_reported_ ABSL_GUARDED_BY(events_mu_);
+  GoFactsMemo go_facts_;
 };
 
 }  // namespace booster::controller

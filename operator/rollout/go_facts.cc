@@ -123,6 +123,22 @@ std::optional<int> GoMaxProcsIn(const Json& container, const GoFacts& facts) {
   return n;
 }
 
+std::string ProgramKey(const Json& pod_template) {
+  std::vector<std::string> parts;
+  Json::json_pointer p("/spec/containers");
+  if (!pod_template.is_object() || !pod_template.contains(p) || !pod_template.at(p).is_array()) {
+    return "";
+  }
+  for (const Json& c : pod_template.at(p)) {
+    if (!c.is_object()) continue;
+    const std::string name = c.value("name", "");
+    if (IsBoosters(name)) continue;
+    const Json image = c.value("image", Json(""));
+    parts.push_back(absl::StrCat(name, "=", image.is_string() ? image.get<std::string>() : ""));
+  }
+  return absl::StrJoin(parts, ",");
+}
+
 std::string GoMaxProcsNoOp(const Json& base, const Json& tuned,
                            const std::vector<std::string>& containers, const GoFacts& facts) {
   Json::json_pointer p("/spec/containers");

@@ -33,6 +33,11 @@ struct GoFacts {
   bool operator==(const GoFacts&) const = default;
 };
 
+// What tells one program of a pod template from another: the images of its containers
+// (Booster's own left out), "name=image" joined by ",". Go facts read from the pods of one
+// template hold for another with the same key.
+std::string ProgramKey(const Json& pod_template);
+
 // The minor version of a Go release: 26 for "go1.26.0" and "go1.26rc1"; nullopt for
 // anything else ("devel ...", "").
 std::optional<int> GoMinorVersion(absl::string_view version);

@@ -103,5 +103,18 @@ TEST(GoFactsTest, NoOpLooksAtEveryTunedContainerAndSkipsBoostersOwn) {
   (void)base;
 }
 
+TEST(GoFactsTest, ProgramKeyIsTheAppImagesAndLeavesBoostersOwnOut) {
+  const Json a = Json::parse(R"({"spec": {"containers": [
+      {"name": "web", "image": "web:1"}, {"name": "side", "image": "proxy:3"},
+      {"name": "booster-agent", "image": "agent:1"}]}})");
+  EXPECT_EQ(ProgramKey(a), "web=web:1,side=proxy:3");
+  Json b = a;
+  b["spec"]["containers"][2]["image"] = "agent:2";  // a new agent: the same program
+  EXPECT_EQ(ProgramKey(b), ProgramKey(a));
+  b["spec"]["containers"][0]["image"] = "web:2";  // a release: another program
+  EXPECT_NE(ProgramKey(b), ProgramKey(a));
+  EXPECT_EQ(ProgramKey(Json::object()), "");
+}
+
 }  // namespace
 }  // namespace booster::rollout

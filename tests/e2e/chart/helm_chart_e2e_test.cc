@@ -53,6 +53,7 @@ namespace booster::e2e {
 namespace {
 
 using ::testing::AnyOf;
+using ::testing::Eq;
 using ::testing::HasSubstr;
 
 constexpr char kOperatorImage[] = "booster.local/operator:e2e";
@@ -1578,14 +1579,15 @@ spec:
 
 // The search (spec.search) on the real cluster, with the chart-installed operator: an
 // allocation-heavy Go handler (about 256 KiB of small objects per request over a 16 MiB live
-// heap, 1 CPU, 160 MiB) under steady load through the Service. The search tries GOGC 400,
-// GOGC 5000 and GOMEMLIMIT 24MiB, each as a canary of the best so far plus that change
-// against a fresh baseline of the best so far: GOGC 400 is kept (CPU per request shown
-// better by more than 5%, within the step or its one extension), GOGC 5000 outgrows the
-// memory limit and the memory guardrail (its OOM kill, or its resident set at 90% of the
-// limit) rolls it back at once, GOMEMLIMIT 24MiB makes the GC run all the time and is rolled
-// back by the judge; the search ends with GOGC 400 on the Deployment and the trial table in
-// status.
+// heap, 1 CPU, 160 MiB) under steady load through the Service. The search tries GOMEMLIMIT
+// 24MiB, GOGC 400 and GOGC 5000, each as a canary of the best so far plus that change
+// against a fresh baseline of the best so far: GOMEMLIMIT 24MiB makes the GC run all the
+// time and is rolled back by the judge; GOGC 400 is kept (CPU per request shown better by
+// more than 5%, within the step or its one extension); GOGC 5000 outgrows the memory limit
+// and the memory guardrail (its OOM kill, or its resident set at 90% of the limit) rolls it
+// back at once. GOMAXPROCS 2, what the program already runs with there, is skipped on the Go
+// facts the agents read from the real pods (the app runs as the agent's user). The search ends
+// with GOGC 400 on the Deployment and the trial table in status.
 TEST_F(HelmChartOneNamespaceE2eTest, SearchKeepsTheGogcTheJudgeShowedBetterAndRollsBackTheRest) {
   absl::StatusOr<std::string> leader = WaitLeader("", absl::Seconds(60));
   ASSERT_TRUE(leader.ok()) << leader.status();
@@ -1595,6 +1597,10 @@ TEST_F(HelmChartOneNamespaceE2eTest, SearchKeepsTheGogcTheJudgeShowedBetterAndRo
   app["args"] = Json::array({"-live-mb", "16"});
   app["resources"] = Json::parse(R"({"requests": {"cpu": "100m", "memory": "64Mi"},
                                      "limits": {"cpu": "1", "memory": "160Mi"}})");
+  // The app runs as the agent's user and group, as a non-root service may: the agent can then
+  // read the program's build info (/proc/<pid>/exe) and tell the operator its Go version.
+  app["securityContext"] =
+      Json::parse(R"({"runAsUser": 65532, "runAsGroup": 65532, "runAsNonRoot": true})");
   absl::StatusOr<std::string> web_ip = DeployWebBehindService(ns, 1, tmpl);
   ASSERT_TRUE(web_ip.ok()) << web_ip.status() << Diagnose(ns);
   HttpLoad load(*web_ip, 80, 4, absl::Milliseconds(10), "/alloc?kb=256");
@@ -1622,6 +1628,7 @@ spec:
     knobs:
       - {knob: runtime.go.gomemlimit, values: [24MiB]}
       - {knob: runtime.go.gogc, values: [400, 5000]}
+      - {knob: runtime.go.gomaxprocs, values: [2]}
 )"));
   ASSERT_TRUE(applied.ok()) << applied;
   Json search;
@@ -1668,6 +1675,16 @@ spec:
   EXPECT_EQ(trials[2].value("/baseline/runtime/go/gogc"_json_pointer, ""), "400");
   EXPECT_EQ(search.value("/best/runtime/go/gogc"_json_pointer, ""), "400");
   EXPECT_FALSE(search.contains("/best/runtime/go/gomemlimit"_json_pointer));
+  // GOMAXPROCS 2 is what the program already runs with on this 2-CPU node (its go.mod says
+  // go 1.22, so its DefaultGODEBUG has containermaxprocs=0 and Go takes the CPUs it may run
+  // on, not the 1-CPU limit): told by the agents' Go facts of the real pods, remembered
+  // between trials, the search skips it without a trial.
+  const Json skipped = search.value("skipped", Json::array());
+  ASSERT_EQ(skipped.size(), 1u) << search.dump(1);
+  EXPECT_EQ(skipped[0].value("knob", ""), "/runtime/go/gomaxprocs") << skipped.dump();
+  EXPECT_THAT(skipped[0].value("value", Json()).dump(), AnyOf(Eq("2"), Eq("\"2\"")))
+      << skipped.dump();
+  EXPECT_THAT(skipped[0].dump(), HasSubstr("already runs with")) << skipped.dump();
   // The evidence says why a Go trial won: the agents' Go runtime and memory figures of the
   // real pods ride along with the judged metrics (NotJudged rows).
   {
@@ -1704,7 +1721,10 @@ spec:
   EXPECT_THAT(*events, HasSubstr("TrialKept: trial 2 (runtime.go.gogc = 400) kept"));
   EXPECT_THAT(*events, AnyOf(HasSubstr("TrialNotKept: trial 3 (runtime.go.gogc = 5000) not kept (OOMKilled)"),
                              HasSubstr("TrialNotKept: trial 3 (runtime.go.gogc = 5000) not kept (MemoryNearLimit)")));
-  EXPECT_THAT(*events, HasSubstr("SearchDone: every candidate tried after 3 trials, 1 kept"));
+  EXPECT_THAT(*events, HasSubstr("TrialSkipped: runtime.go.gomaxprocs = 2 is not tried: "
+                                 "GOMAXPROCS 2 is what the go1."));
+  EXPECT_THAT(*events, HasSubstr("SearchDone: every candidate tried after 3 trials, 1 kept, "
+                                 "1 candidate skipped as changing nothing"));
   // The dashboard's trial table, from a real Prometheus scraping the leader.
   {
     absl::StatusOr<std::string> leader_now = WaitLeader("", absl::Seconds(30));
