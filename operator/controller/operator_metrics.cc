@@ -1,9 +1,13 @@
 // The operator's own Prometheus series (operator_metrics.h).
 #include "operator/controller/operator_metrics.h"
 
+#include <cmath>
+#include <limits>
 #include <optional>
 #include <string>
 
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "operator/rollout/profile/names.h"
 #include "operator/rollout/profile/search_spec.h"
@@ -84,7 +88,114 @@ OperatorMetrics::OperatorMetrics(absl::Time started)
                        "objective's change against the trial's baseline in percent, positive "
                        "= better (0 without a figure), labelled with the trial's number, "
                        "change and result (Running while it runs)")
-                 .Register(*registry)) {}
+                 .Register(*registry)),
+      analysis_median_(prometheus::BuildGauge()
+                           .Name("booster_operator_analysis_median")
+                           .Help("Each metric's median over an arm's windows at the last "
+                                 "decision on a BoosterProfile's step (status.lastDecision."
+                                 "evidence), labelled with the step, metric and arm")
+                           .Register(*registry)),
+      analysis_change_(prometheus::BuildGauge()
+                           .Name("booster_operator_analysis_change_percent")
+                           .Help("Each metric's canary median against the baseline's in percent "
+                                 "at the last decision (+Inf/-Inf from a zero baseline), "
+                                 "labelled with the step and metric")
+                           .Register(*registry)),
+      analysis_p_(prometheus::BuildGauge()
+                      .Name("booster_operator_analysis_p_value")
+                      .Help("Each judged metric's p-value at the last decision, labelled with "
+                            "the step and metric")
+                      .Register(*registry)),
+      analysis_verdict_(prometheus::BuildGauge()
+                            .Name("booster_operator_analysis_metric_verdict")
+                            .Help("1 for each metric of the last decision, labelled with the "
+                                  "step, metric and its verdict (Pass, Fail, Inconclusive, "
+                                  "Wait; NotJudged for figures shown beside the judged ones) "
+                                  "and the decision's reason")
+                            .Register(*registry)) {}
+
+void OperatorMetrics::ProfileSeries::Replace(const std::string& key,
+                                             const std::map<prometheus::Labels, double>& now) {
+  auto found = series_.find(key);
+  if (found == series_.end() && now.empty()) return;
+  std::map<prometheus::Labels, prometheus::Gauge*>& series = series_[key];
+  for (auto it = series.begin(); it != series.end();) {
+    if (now.count(it->first) == 0) {
+      family_.Remove(it->second);
+      it = series.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  for (const auto& [labels, value] : now) {
+    prometheus::Gauge& g = family_.Add(labels);
+    g.Set(value);
+    series[labels] = &g;
+  }
+  if (series.empty()) series_.erase(key);
+}
+
+namespace {
+
+// A figure of the evidence: "1.5", "+inf", "-inf"; nullopt for anything else.
+std::optional<double> EvidenceNumber(const std::string& text) {
+  if (text == "+inf") return std::numeric_limits<double>::infinity();
+  if (text == "-inf") return -std::numeric_limits<double>::infinity();
+  double v = 0;
+  if (!absl::SimpleAtod(text, &v) || std::isnan(v)) return std::nullopt;
+  return v;
+}
+
+// The median of an arm's evidence, "n=12 median=1.5": nullopt without windows.
+std::optional<double> EvidenceMedian(const std::string& text) {
+  const size_t at = text.find("median=");
+  if (at == std::string::npos || absl::StartsWith(text, "n=0 ")) return std::nullopt;
+  return EvidenceNumber(text.substr(at + 7));
+}
+
+}  // namespace
+
+void OperatorMetrics::SetAnalysis(const std::string& ns, const std::string& name,
+                                  const rollout::Decision* decision) {
+  std::map<prometheus::Labels, double> medians, changes, p_values, verdicts;
+  if (decision != nullptr) {
+    const std::string step = std::to_string(decision->step);
+    const std::map<std::string, std::string>& e = decision->evidence;
+    auto at = [&](const std::string& key) -> const std::string* {
+      auto it = e.find(key);
+      return it == e.end() ? nullptr : &it->second;
+    };
+    for (const auto& [key, verdict] : e) {
+      if (!absl::EndsWith(key, ".verdict")) continue;
+      const std::string metric = key.substr(0, key.size() - 8);
+      prometheus::Labels labels = {
+          {"namespace", ns}, {"profile", name}, {"step", step}, {"metric", metric}};
+      prometheus::Labels with_verdict = labels;
+      with_verdict["verdict"] = verdict;
+      with_verdict["reason"] = decision->reason;
+      verdicts[with_verdict] = 1;
+      for (const char* arm : {"baseline", "canary"}) {
+        const std::string* text = at(absl::StrCat(metric, ".", arm));
+        std::optional<double> median = text != nullptr ? EvidenceMedian(*text) : std::nullopt;
+        if (!median) continue;
+        prometheus::Labels a = labels;
+        a["arm"] = arm;
+        medians[a] = *median;
+      }
+      if (const std::string* c = at(metric + ".changePercent")) {
+        if (std::optional<double> v = EvidenceNumber(*c)) changes[labels] = *v;
+      }
+      if (const std::string* p = at(metric + ".pValue")) {
+        if (std::optional<double> v = EvidenceNumber(*p)) p_values[labels] = *v;
+      }
+    }
+  }
+  const std::string key = ns + "/" + name;
+  medians_.Replace(key, medians);
+  changes_.Replace(key, changes);
+  p_values_.Replace(key, p_values);
+  metric_verdicts_.Replace(key, verdicts);
+}
 
 void OperatorMetrics::SetTrials(const std::string& ns, const std::string& name,
                                 const rollout::Json& search) {
@@ -106,21 +217,7 @@ void OperatorMetrics::SetTrials(const std::string& ns, const std::string& name,
          {"result", running ? "Running" : t.value("result", "")}}] =
         figure.is_number() ? figure.get<double>() : 0;
   }
-  std::map<prometheus::Labels, prometheus::Gauge*>& series = trials_[key];
-  for (auto it = series.begin(); it != series.end();) {
-    if (now.count(it->first) == 0) {
-      trial_.Remove(it->second);
-      it = series.erase(it);
-    } else {
-      ++it;
-    }
-  }
-  for (const auto& [labels, value] : now) {
-    prometheus::Gauge& g = trial_.Add(labels);
-    g.Set(value);
-    series[labels] = &g;
-  }
-  if (series.empty()) trials_.erase(key);
+  trials_.Replace(key, now);
 }
 
 void OperatorMetrics::Reconciled(const std::string& ns, const std::string& name,
@@ -142,8 +239,10 @@ void OperatorMetrics::Reconciled(const std::string& ns, const std::string& name,
   const std::optional<rollout::Decision>& d = status.last_decision;
   if (!d || d->time == absl::InfinitePast()) {
     ForgetVerdict(key);
+    SetAnalysis(ns, name, nullptr);
     return;
   }
+  SetAnalysis(ns, name, &*d);
   prometheus::Labels labels = {{"namespace", ns},
                                {"profile", name},
                                {"step", std::to_string(d->step)},
@@ -176,6 +275,7 @@ void OperatorMetrics::Forgotten(const std::string& ns, const std::string& name) 
   }
   weight_.Remove(&weight_.Add({{"namespace", ns}, {"profile", name}}));
   ForgetVerdict(ns + "/" + name);
+  SetAnalysis(ns, name, nullptr);
   SetTrials(ns, name, rollout::Json());
   dry_run_counted_.erase(ns + "/" + name);
   for (const char* verdict : {"Fail", "Inconclusive"}) {

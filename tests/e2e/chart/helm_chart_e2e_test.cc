@@ -368,6 +368,9 @@ absl::StatusOr<std::vector<DashboardQuery>> DashboardQueries(bool annotations) {
       // The search's panel has series only while a profile searches: the search test
       // queries it (SearchPanelQuery).
       if (absl::StartsWith(panel.value("title", ""), "Search trials")) continue;
+      // The last decision's metrics have series once the judge looked at a step with
+      // metrics: the bad profile's rollback queries them.
+      if (absl::StartsWith(panel.value("title", ""), "Last decision")) continue;
       // Throttling is read from the app container's cgroup, which an agent in a pod cannot
       // see (docs/agent.md, Samplers): the panel is empty there by design, never a false 0.
       // The agent's own test (agent_metrics_test) covers the series when cpu.stat is read.
@@ -407,19 +410,31 @@ absl::StatusOr<std::vector<DashboardQuery>> DashboardQueries(bool annotations) {
   return out;
 }
 
-// The query of the baseline-vs-canary dashboard's "Search trials" panel, variables matching
-// everything.
-absl::StatusOr<std::string> SearchPanelQuery() {
+// The queries of the baseline-vs-canary dashboard's panel whose title starts with `title`,
+// variables matching everything.
+absl::StatusOr<std::vector<DashboardQuery>> PanelQueries(absl::string_view title) {
   absl::StatusOr<std::string> text =
       ReadFile(absl::StrCat(Env("BOOSTER_CHART"), "/dashboards/arms.json"));
   if (!text.ok()) return text.status();
-  const Json board = Json::parse(*text);  // kept: the loop's range refers into it
+  const Json board = Json::parse(*text);
+  std::vector<DashboardQuery> out;
   for (const Json& panel : board["panels"]) {
-    if (!absl::StartsWith(panel.value("title", ""), "Search trials")) continue;
-    return absl::StrReplaceAll(panel["targets"][0]["expr"].get<std::string>(),
-                               {{"$namespace", ".*"}});
+    if (!absl::StartsWith(panel.value("title", ""), title)) continue;
+    for (const Json& t : panel.value("targets", Json::array())) {
+      out.push_back({"arms.json", absl::StrCat("panel '", panel.value("title", ""), "'"),
+                     absl::StrReplaceAll(t["expr"].get<std::string>(), {{"$namespace", ".*"}})});
+    }
   }
-  return absl::NotFoundError("arms.json has no Search trials panel");
+  if (out.empty()) return absl::NotFoundError(absl::StrCat("no panel '", title, "' in arms.json"));
+  return out;
+}
+
+// The query of the baseline-vs-canary dashboard's "Search trials" panel, variables matching
+// everything.
+absl::StatusOr<std::string> SearchPanelQuery() {
+  absl::StatusOr<std::vector<DashboardQuery>> queries = PanelQueries("Search trials");
+  if (!queries.ok()) return queries.status();
+  return queries->front().expr;
 }
 
 // Waits until every query of `queries` returns at least one series.
@@ -1483,6 +1498,33 @@ spec:
     ASSERT_EQ(shadow->size(), 1u) << shadow->dump();
     EXPECT_EQ((*shadow)[0]["metric"].value("verdict", ""), "Fail") << shadow->dump();
     EXPECT_EQ((*shadow)[0]["value"][1], "1") << shadow->dump();
+    // Each metric of the decision is a series, and the dashboard's table of them answers.
+    absl::StatusOr<std::vector<DashboardQuery>> table = PanelQueries("Last decision");
+    ASSERT_TRUE(table.ok()) << table.status();
+    EXPECT_EQ(table->size(), 5u);
+    answered = EveryQueryAnswers(prom, *table, absl::Seconds(60));
+    ASSERT_TRUE(answered.ok()) << answered << "\n" << prom.Log();
+    absl::StatusOr<Json> metric_verdict = prom.Query(
+        "booster_operator_analysis_metric_verdict{profile=\"bad\", metric=\"listenOverflows\"}");
+    ASSERT_TRUE(metric_verdict.ok()) << metric_verdict.status();
+    ASSERT_EQ(metric_verdict->size(), 1u) << metric_verdict->dump();
+    EXPECT_EQ((*metric_verdict)[0]["metric"].value("verdict", ""), "Fail");
+    EXPECT_EQ((*metric_verdict)[0]["metric"].value("reason", ""), "AnalysisFailed");
+    EXPECT_EQ((*metric_verdict)[0]["metric"].value("step", ""), "1");
+    absl::StatusOr<Json> p_value = prom.Query(
+        "booster_operator_analysis_p_value{profile=\"bad\", metric=\"listenOverflows\"}");
+    ASSERT_TRUE(p_value.ok()) << p_value.status();
+    ASSERT_EQ(p_value->size(), 1u) << p_value->dump();
+    double p = -1, p_evidence = -2;
+    ASSERT_TRUE(absl::SimpleAtod((*p_value)[0]["value"][1].get<std::string>(), &p));
+    ASSERT_TRUE(absl::SimpleAtod(
+        decision.value("/evidence/listenOverflows.pValue"_json_pointer, ""), &p_evidence))
+        << decision.dump();
+    EXPECT_NEAR(p, p_evidence, 1e-9 + 1e-6 * p_evidence) << "the series is the evidence's p";
+    absl::StatusOr<Json> medians = prom.Query(
+        "booster_operator_analysis_median{profile=\"bad\", metric=\"listenOverflows\"}");
+    ASSERT_TRUE(medians.ok()) << medians.status();
+    EXPECT_EQ(medians->size(), 2u) << "one per arm: " << medians->dump();
   }
   // The rollback restored every replica and the template the Deployment had (enrolled
   // baseline: the original comes back when the profile is deleted).
