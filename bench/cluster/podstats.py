@@ -4,7 +4,7 @@
 For every Running, not terminating pod of NAMESPACE matching SELECTOR, the container
 CONTAINER's cgroup (cgroup v1, under the kubelet's cgroupRoot /booster-e2e):
 cpu.stat (nr_periods, nr_throttled, throttled_time ns) and cpuacct.usage (ns); and, from
-its first process: GOMAXPROCS / LD_PRELOAD / BOOSTER_LISTEN_BACKLOG in its environment,
+its first process: GOMAXPROCS / GOGC / GOMEMLIMIT / LD_PRELOAD / BOOSTER_LISTEN_BACKLOG in its environment,
 the GOMAXPROCS the Go runtime chose if the app reports it (usersapi_gomaxprocs on
 http://POD_IP:PORT/metrics; the environment says nothing when the runtime picked it),
 the pod network namespace's TcpExt ListenOverflows and ListenDrops (/proc/PID/net/netstat
@@ -97,7 +97,7 @@ def main():
         if pids:
             pid = int(pids[0])
             env = environ(pid)
-            rec["env"] = {k: env[k] for k in ("GOMAXPROCS", "GOMEMLIMIT", "LD_PRELOAD",
+            rec["env"] = {k: env[k] for k in ("GOMAXPROCS", "GOGC", "GOMEMLIMIT", "LD_PRELOAD",
                                               "BOOSTER_LISTEN_BACKLOG") if k in env}
             tcp = netstat(pid)
             rec["listen_overflows"] = tcp.get("ListenOverflows")

@@ -67,60 +67,24 @@ RUN_ID=$(date -u +%Y%m%dT%H%M%SZ)
 NS=${NS:-booster-bench-$(date +%s)}
 WORK=${WORK:-/tmp/cluster-bench}
 OUT=${OUT:-$ROOT/bench/results/cluster-$RUN_ID.json}
-export KUBECONFIG=${KUBECONFIG:-/var/lib/booster-e2e/admin.kubeconfig}
-K=$ROOT/tests/e2e/cluster/kubectl
-IMAGE=$ROOT/tests/e2e/cluster/image
-OPERATOR=${BOOSTER_OPERATOR_BIN:-$BUILD/operator/booster-operator}
-AGENT=${BOOSTER_AGENT_BIN:-$BUILD/sidecar/booster-agent}
-LIB=${BOOSTER_PRELOAD_LIB:-$BUILD/runtime/libbooster.so}
-CONTAINERD_SOCK=/run/booster-e2e/containerd.sock
-log() { printf '[%s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
-die() { log "error: $*"; exit 1; }
-
-"$K" get --raw /readyz >/dev/null 2>&1 ||
-  die "the e2e cluster is not up (tests/e2e/cluster/build && tests/e2e/cluster/up)"
-for f in "$OPERATOR" "$AGENT" "$LIB"; do
-  [[ -f $f ]] || die "no $f (cmake --build $BUILD --target booster-operator booster-agent booster_preload)"
-done
-rm -rf "$WORK" && mkdir -p "$WORK" "$(dirname "$OUT")"
+# shellcheck source=bench/cluster/lib.sh
+source "$HERE/lib.sh"
+preflight
+mkdir -p "$(dirname "$OUT")"
 
 # ---- binaries and images (tags from the inputs' hash: rebuilt only when they change)
 log "building the workloads and the load generator"
-(cd "$HERE/usersapi" && CGO_ENABLED=0 GOTOOLCHAIN=local go build -trimpath -ldflags "-s -w" -o "$WORK/usersapi" .)
-(cd "$HERE/load" && CGO_ENABLED=0 GOTOOLCHAIN=local go build -trimpath -ldflags "-s -w" -o "$WORK/load" .)
+build_usersapi_and_load
 gcc -O2 -Wall -o "$WORK/backlog_server" "$HERE/burst/backlog_server.c"
 readelf -l "$WORK/backlog_server" | grep -q 'program interpreter' || die "backlog_server is not dynamic"
-LOAD=$WORK/load
-tag_of() { cat "$@" | sha256sum | cut -c1-12; }
-have_image() { ctr -a "$CONTAINERD_SOCK" -n k8s.io images ls -q | grep -qx "$1"; }
-ensure_image() {  # ensure_image NAME:TAG BINARY [EXTRA]...
-  if have_image "$1"; then log "image $1 present"; else "$IMAGE" "$@" >&2; fi
-}
-USERS_IMAGE=booster.local/bench-usersapi:$(tag_of "$HERE/usersapi/main.go" "$HERE/usersapi/go.mod")
 BACKLOG_IMAGE=booster.local/bench-backlog:$(tag_of "$HERE/burst/backlog_server.c")
-AGENT_IMAGE=booster.local/agent:bench-$(tag_of "$AGENT" "$LIB")
-ensure_image "$USERS_IMAGE" "$WORK/usersapi"
 ensure_image "$BACKLOG_IMAGE" "$WORK/backlog_server"
-ensure_image "$AGENT_IMAGE" "$AGENT" "$LIB:/libbooster.so"
-
-"$K" get crd boosterprofiles.booster.dev >/dev/null 2>&1 ||
-  "$K" apply -f "$ROOT/crds/boosterprofile.yaml" >/dev/null
-"$K" wait --for=condition=Established crd/boosterprofiles.booster.dev --timeout=60s >/dev/null
 
 OP_PID=""
 LOAD_PID=""
 cleanup() {
   [[ -n $LOAD_PID ]] && kill "$LOAD_PID" 2>/dev/null || true
-  if [[ -n $OP_PID ]]; then
-    # Let the operator restore the targets (finalizers) before it goes.
-    "$K" -n "$NS" delete bp --all --timeout=60s >/dev/null 2>&1 || true
-    kill -TERM "$OP_PID" 2>/dev/null || true
-    wait "$OP_PID" 2>/dev/null || true
-  fi
-  for bp in $("$K" -n "$NS" get bp -o name 2>/dev/null); do
-    "$K" -n "$NS" patch "$bp" --type=merge -p '{"metadata":{"finalizers":null}}' >/dev/null 2>&1 || true
-  done
-  "$K" delete namespace "$NS" --wait=false >/dev/null 2>&1 || true
+  stop_operator_and_namespace
 }
 trap cleanup EXIT
 
@@ -131,32 +95,7 @@ apiVersion: v1
 kind: Namespace
 metadata: {name: $NS}
 ---
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: usersapi, namespace: $NS}
-spec:
-  replicas: $REPLICAS
-  selector: {matchLabels: {app: usersapi}}
-  template:
-    metadata: {labels: {app: usersapi}}
-    spec:
-      terminationGracePeriodSeconds: 2
-      containers:
-      - name: api
-        image: $USERS_IMAGE
-        imagePullPolicy: Never
-        ports: [{containerPort: 8080}]
-        readinessProbe: {httpGet: {path: /healthz, port: 8080}, periodSeconds: 1}
-        resources:
-          requests: {cpu: $CPU_REQUEST, memory: 64Mi}
-          limits: {cpu: $CPU_LIMIT, memory: 256Mi}
----
-apiVersion: v1
-kind: Service
-metadata: {name: usersapi, namespace: $NS}
-spec:
-  selector: {app: usersapi}
-  ports: [{port: 80, targetPort: 8080}]
+$(usersapi_yaml "$REPLICAS")
 ---
 apiVersion: apps/v1
 kind: Deployment
@@ -215,57 +154,9 @@ spec:
 YAML
 "$K" apply -f "$WORK/apps.yaml" >/dev/null
 
-free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
-HEALTH=127.0.0.1:$(free_port)
-"$OPERATOR" --kubeconfig="$KUBECONFIG" --namespace="$NS" --leader-elect=false \
-  --agent-image="$AGENT_IMAGE" --agent-image-pull-policy=Never \
-  --metrics-bind-address=127.0.0.1:0 --health-probe-bind-address="$HEALTH" \
-  --log-format=json >"$WORK/operator.log" 2>&1 &
-OP_PID=$!
-for _ in $(seq 300); do
-  kill -0 "$OP_PID" 2>/dev/null || { tail -20 "$WORK/operator.log" >&2; die "the operator exited"; }
-  [[ $(curl -s -o /dev/null -w '%{http_code}' "http://$HEALTH/readyz") == 200 ]] && break
-  sleep 0.2
-done
-log "booster-operator (pid $OP_PID) watching $NS, agent image $AGENT_IMAGE"
+start_operator
 
 # ---- helpers
-# settled APP: the Deployment APP rolled out, no canary Deployment left, exactly REPLICAS
-# pods of the app, all ready, none terminating, and the Service's EndpointSlices listing
-# exactly their addresses (otherwise the host still sends some connections to a pod that
-# is gone: "no route to host").
-settled() {
-  "$K" -n "$NS" get deploy,pods,endpointslices -o json 2>/dev/null | python3 -c '
-import json, sys
-items = json.load(sys.stdin)["items"]
-app, n = sys.argv[1], int(sys.argv[2])
-deps = [d for d in items if d["kind"] == "Deployment" and d["metadata"]["name"] in (app, app + "-booster")]
-pods = [p for p in items if p["kind"] == "Pod" and p["metadata"].get("labels", {}).get("app") == app]
-def done(d):
-    s, want = d.get("status", {}), d["spec"].get("replicas", 0)
-    return (s.get("observedGeneration") == d["metadata"]["generation"] and
-            s.get("replicas", 0) == want == s.get("updatedReplicas", 0) == s.get("readyReplicas", 0))
-ready = [p for p in pods if not p["metadata"].get("deletionTimestamp") and
-         any(c["type"] == "Ready" and c["status"] == "True" for c in p["status"].get("conditions", []))]
-eps = {a for s in items if s["kind"] == "EndpointSlice" and
-       s["metadata"].get("labels", {}).get("kubernetes.io/service-name") == app
-       for e in s.get("endpoints") or [] if e.get("conditions", {}).get("ready")
-       for a in e.get("addresses", [])}
-ok = (len(pods) == n and len(ready) == n and
-      [d["metadata"]["name"] for d in deps] == [app] and all(done(d) for d in deps) and
-      eps == {p["status"].get("podIP") for p in ready})
-sys.exit(0 if ok else 1)' "$1" "$REPLICAS"
-}
-wait_settled() {
-  local deadline=$((SECONDS + 300))
-  until settled "$1"; do
-    ((SECONDS < deadline)) || die "$1 did not settle; see $WORK/operator.log"
-    sleep 1
-  done
-  sleep 5  # the endpoints just changed: give kube-proxy's rules time to follow
-}
 phase_of() { "$K" -n "$NS" get bp "$1" -o jsonpath='{.status.phase}' 2>/dev/null || true; }
 # promote APP PROFILE_YAML: apply, follow to Promoted, wait until only promoted pods serve.
 promote() {
@@ -281,16 +172,15 @@ promote() {
     ((SECONDS < deadline)) || die "profile $app not Promoted after 600 s"
     sleep 1
   done
-  wait_settled "$app"
+  wait_settled "$app" "$REPLICAS"
   log "  $app: Promoted and settled after $((SECONDS - t0)) s"
   echo $((SECONDS - t0))
 }
 # unpromote APP: delete the profile; the operator restores the original template.
 unpromote() {
   "$K" -n "$NS" delete bp "$1" --timeout=180s >/dev/null
-  wait_settled "$1"
+  wait_settled "$1" "$REPLICAS"
 }
-loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
 # measure CASE ARM ROUND: counters before, load, counters after -> $WORK/CASE-ARM-ROUND.json
 measure() {
   local case=$1 arm=$2 round=$3 app container port=8080 ip
@@ -401,7 +291,7 @@ for case in $CASES; do
     *) die "unknown case $case (users, work, burst)" ;;
   esac
   profile_yaml "$case" >"$WORK/profile-$case.yaml"
-  wait_settled "$app"
+  wait_settled "$app" "$REPLICAS"
   for ((r = 1; r <= rounds; r++)); do
     log "$case round $r/$rounds: baseline (as deployed)"
     measure "$case" baseline "$r"

@@ -22,7 +22,11 @@
 // to send it, so a stalled server shows in full instead of slowing the client down with it
 // (no coordinated omission). A request still waiting -timeout after it was due is not sent
 // and counts as an error "late" (the server fell that far behind); so is one that takes
-// longer than -timeout.
+// longer than -timeout. With -conn-age D a connection is closed after its first answer
+// once it is D old and the next request opens a new one, as clients with a connection
+// lifetime do: new connections go where the Service sends them now, so pods that came up
+// after the run started (a canary, a fresh baseline) get their share; 0 keeps every
+// connection for the whole run (unless it fails).
 //
 //	load rate -url http://10.96.1.2/api/v1/users?n=200 -rate 400 -c 64 -d 20s -warmup 3s
 package main
@@ -70,6 +74,8 @@ type summary struct {
 	// rate only: the arrival rate asked for, and the requests due in the measured window.
 	TargetRPS float64 `json:"target_rps,omitempty"`
 	Due       int     `json:"due,omitempty"`
+	// rate only: connections opened over the whole run (warm-up included).
+	Connections int `json:"connections,omitempty"`
 }
 
 func quantile(sorted []time.Duration, q float64) float64 {
@@ -191,6 +197,7 @@ type result struct {
 	errs   map[string]int
 	nbytes int64
 	due    int
+	conns  int // connections opened (rate)
 }
 
 // merge adds the connections' results into s and fills its quantiles.
@@ -200,6 +207,7 @@ func merge(s *summary, results []result) {
 		all = append(all, res.lat...)
 		s.Bytes += res.nbytes
 		s.Due += res.due
+		s.Connections += res.conns
 		for k, v := range res.errs {
 			s.ErrorKinds[k] += v
 			s.Errors += v
@@ -422,9 +430,10 @@ func rate(args []string) summary {
 	dur := fs.Duration("d", 20*time.Second, "measured duration")
 	warm := fs.Duration("warmup", 3*time.Second, "unrecorded time before the measurement")
 	timeout := fs.Duration("timeout", 5*time.Second, "longest wait from due to answered")
+	connAge := fs.Duration("conn-age", 0, "close a connection once it is this old (0: never)")
 	fs.Parse(args)
 	addr, req, ok := target(*raw)
-	if !ok || *perSecond <= 0 || *conns <= 0 {
+	if !ok || *perSecond <= 0 || *conns <= 0 || *connAge < 0 {
 		fmt.Fprintln(os.Stderr, "load rate: -url http://HOST[:PORT]/PATH, -rate > 0 and -c > 0 are required")
 		os.Exit(2)
 	}
@@ -451,6 +460,7 @@ func rate(args []string) summary {
 			res.errs = map[string]int{}
 			var c net.Conn
 			var r *bufio.Reader
+			var opened time.Time
 			for t := range due {
 				measured := !t.Before(measureFrom) && t.Before(end)
 				if measured {
@@ -473,7 +483,8 @@ func rate(args []string) summary {
 						record(kind(err))
 						continue
 					}
-					c, r = nc, bufio.NewReaderSize(nc, 64<<10)
+					c, r, opened = nc, bufio.NewReaderSize(nc, 64<<10), time.Now()
+					res.conns++
 				}
 				c.SetDeadline(deadline)
 				_, err := c.Write(req)
@@ -490,6 +501,10 @@ func rate(args []string) summary {
 				if measured {
 					res.lat = append(res.lat, time.Since(t))
 					res.nbytes += n
+				}
+				if *connAge > 0 && time.Since(opened) >= *connAge {
+					c.Close()
+					c = nil
 				}
 			}
 			if c != nil {

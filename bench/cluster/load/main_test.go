@@ -66,6 +66,32 @@ func TestRateGivesUpOnRequestsDueTooLongAgo(t *testing.T) {
 	}
 }
 
+// With -conn-age the connections are opened again as they age, so pods that come up after
+// the run started get new connections; without it each connection lasts the run.
+func TestRateOpensConnectionsAgainOnceTheyAreOld(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", "0")
+	}))
+	defer srv.Close()
+	args := []string{"-url", srv.URL + "/", "-rate", "100", "-c", "2", "-d", "2s",
+		"-warmup", "0s", "-timeout", "1s"}
+	kept := rate(args)
+	aged := rate(append(args, "-conn-age", "200ms"))
+	if kept.Errors != 0 || aged.Errors != 0 {
+		t.Fatalf("errors: %v, %v", kept.ErrorKinds, aged.ErrorKinds)
+	}
+	if kept.Connections != 2 {
+		t.Fatalf("%d connections without -conn-age: want the 2 kept for the run", kept.Connections)
+	}
+	// Two connections over 2 s, each opened again every 200 ms: about 20.
+	if aged.Connections < 12 || aged.Connections > 30 {
+		t.Fatalf("%d connections with -conn-age 200ms: want about 20", aged.Connections)
+	}
+	if aged.Requests != aged.Due {
+		t.Fatalf("answered %d of %d", aged.Requests, aged.Due)
+	}
+}
+
 // The closed loop, for comparison: kept-alive connections, one request after the other.
 func TestKeepaliveAnswersOnKeptAliveConnections(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
