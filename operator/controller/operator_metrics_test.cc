@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -111,6 +112,71 @@ TEST(OperatorMetricsTest, OneSeriesPerSearchTrialFollowingTheTable) {
   EXPECT_EQ(Trials(metrics).size(), 1u);
   metrics.Forgotten("shop", "web");
   EXPECT_TRUE(Trials(metrics).empty());
+}
+
+// "family{metric,arm,verdict,reason}=value" of every analysis series of profile web.
+std::vector<std::string> Analysis(OperatorMetrics& metrics) {
+  std::vector<std::string> out;
+  for (const prometheus::MetricFamily& f : metrics.registry->Collect()) {
+    if (f.name.rfind("booster_operator_analysis_", 0) != 0) continue;
+    for (const prometheus::ClientMetric& m : f.metric) {
+      std::map<std::string, std::string> l;
+      for (const prometheus::ClientMetric::Label& label : m.label) l[label.name] = label.value;
+      std::string labels = "step=" + l["step"] + " " + l["metric"];
+      for (const char* name : {"arm", "verdict", "reason"}) {
+        if (l.count(name) > 0) labels += " " + l[name];
+      }
+      std::ostringstream value;
+      value << m.gauge.value;
+      out.push_back(f.name.substr(26) + "{" + labels + "}=" + value.str());
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+TEST(OperatorMetricsTest, EachMetricOfTheLastDecisionIsASeries) {
+  OperatorMetrics metrics(kStart);
+  rollout::RolloutStatus s = WithDecision("Fail", kStart + absl::Seconds(30), false);
+  s.last_decision->step = 2;
+  s.last_decision->reason = "AnalysisFailed";
+  s.last_decision->evidence = {
+      {"judge", "metrics"}, {"alpha", "0.001"}, {"look", "3/24"},
+      {"latencyP99.verdict", "Fail"}, {"latencyP99.baseline", "n=6 median=0.012"},
+      {"latencyP99.canary", "n=6 median=0.03"}, {"latencyP99.changePercent", "150"},
+      {"latencyP99.pValue", "0.0002"},
+      {"listenOverflows.verdict", "Pass"}, {"listenOverflows.baseline", "n=6 median=0"},
+      {"listenOverflows.canary", "n=6 median=2"}, {"listenOverflows.changePercent", "+inf"},
+      {"listenOverflows.pValue", "0.3"},
+      // A figure beside the judged ones; an arm without windows has no median.
+      {"memoryRss.verdict", "NotJudged"}, {"memoryRss.baseline", "n=0 median=nan"},
+      {"memoryRss.canary", "n=5 median=1048576"}};
+  metrics.Reconciled("shop", "web", s, {});
+  EXPECT_EQ(Analysis(metrics),
+            (std::vector<std::string>{
+                "change_percent{step=2 latencyP99}=150",
+                "change_percent{step=2 listenOverflows}=inf",
+                "median{step=2 latencyP99 baseline}=0.012",
+                "median{step=2 latencyP99 canary}=0.03",
+                "median{step=2 listenOverflows baseline}=0",
+                "median{step=2 listenOverflows canary}=2",
+                "median{step=2 memoryRss canary}=1.04858e+06",
+                "metric_verdict{step=2 latencyP99 Fail AnalysisFailed}=1",
+                "metric_verdict{step=2 listenOverflows Pass AnalysisFailed}=1",
+                "metric_verdict{step=2 memoryRss NotJudged AnalysisFailed}=1",
+                "p_value{step=2 latencyP99}=0.0002",
+                "p_value{step=2 listenOverflows}=0.3"}));
+  // The next decision replaces them: a verdict by time has no metric.
+  s.last_decision->step = 3;
+  s.last_decision->evidence = {{"judge", "time"}, {"observed", "2m"}};
+  metrics.Reconciled("shop", "web", s, {});
+  EXPECT_TRUE(Analysis(metrics).empty());
+  s.last_decision->evidence = {{"latencyP99.verdict", "Wait"},
+                               {"latencyP99.baseline", "n=1 median=0.01"}};
+  metrics.Reconciled("shop", "web", s, {});
+  EXPECT_EQ(Analysis(metrics).size(), 2u);
+  metrics.Forgotten("shop", "web");
+  EXPECT_TRUE(Analysis(metrics).empty());
 }
 
 }  // namespace
