@@ -101,6 +101,15 @@ stop_operator_and_namespace() {
   "$K" delete namespace "$NS" --wait=false >/dev/null 2>&1 || true
 }
 
+# cleanup: the scripts' EXIT trap: the load (LOAD_PID) stopped, then
+# stop_operator_and_namespace.
+OP_PID=""
+LOAD_PID=""
+cleanup() {
+  [[ -n $LOAD_PID ]] && kill "$LOAD_PID" 2>/dev/null || true
+  stop_operator_and_namespace
+}
+
 # settled APP N: the Deployment APP rolled out, no canary or fresh baseline Deployment left,
 # exactly N pods of the app, all ready, none terminating, and the Service's EndpointSlices
 # listing exactly their addresses (otherwise the host still sends some connections to a pod

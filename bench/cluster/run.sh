@@ -80,12 +80,6 @@ readelf -l "$WORK/backlog_server" | grep -q 'program interpreter' || die "backlo
 BACKLOG_IMAGE=booster.local/bench-backlog:$(tag_of "$HERE/burst/backlog_server.c")
 ensure_image "$BACKLOG_IMAGE" "$WORK/backlog_server"
 
-OP_PID=""
-LOAD_PID=""
-cleanup() {
-  [[ -n $LOAD_PID ]] && kill "$LOAD_PID" 2>/dev/null || true
-  stop_operator_and_namespace
-}
 trap cleanup EXIT
 
 # ---- the namespace, the two services, and an operator watching only this namespace

@@ -72,12 +72,6 @@ POINTS=$WORK/points.jsonl
 log "building the workload and the load generator"
 build_usersapi_and_load
 
-OP_PID=""
-LOAD_PID=""
-cleanup() {
-  [[ -n $LOAD_PID ]] && kill "$LOAD_PID" 2>/dev/null || true
-  stop_operator_and_namespace
-}
 trap cleanup EXIT
 
 log "namespace $NS: usersapi, 1 replica, CPU limit $CPU_LIMIT, memory limit $MEMORY_LIMIT"
