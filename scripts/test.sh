@@ -90,7 +90,8 @@ fi
 # completion-queue edges); the agent's sampler and its HTTP server (/metrics, civetweb).
 # docs/testing.md, ThreadSanitizer.
 TSAN_TESTS=(kube_queue_test kube_controller_test kube_informer_test kube_leader_election_test
-  feedback_window_store_test feedback_server_test agent_sampler_test agent_metrics_test)
+  feedback_window_store_test feedback_server_test agent_sampler_test agent_metrics_test
+  notify_test)
 stage "build the concurrent parts with ThreadSanitizer"
 if cmake -S . -B build-tsan -G Ninja -DBOOSTER_TSAN=ON \
      -DBOOSTER_COMPONENTS="common;proto;runtime;operator;sidecar" -DBOOSTER_BUILD_BENCH=OFF \

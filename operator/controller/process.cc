@@ -19,6 +19,7 @@
 #include "operator/kube/api_status.h"
 #include "operator/kube/config.h"
 #include "operator/kube/cpprest_transport.h"
+#include "operator/notify/kube_adapters.h"
 #include "prometheus/counter.h"
 #include "prometheus/exposer.h"
 #include "prometheus/family.h"
@@ -102,6 +103,74 @@ class StepTracker final : public ReconcileObserver {
  private:
   OperatorMetrics* const metrics_;
   feedback::WindowStore* const windows_;
+};
+
+// What became of each notification: booster_operator_notifications_total by result, and on
+// the profile a Warning Event at a delivery's first failure and when it is given up, and a
+// Normal one when it gets through after failing (not one per attempt).
+class NotificationReports final : public notify::DeliveryObserver {
+ public:
+  NotificationReports(prometheus::Registry& registry, kube::EventRecorder* events)
+      : family_(prometheus::BuildCounter()
+                    .Name("booster_operator_notifications_total")
+                    .Help("Notification delivery attempts (spec.notifications) by result: "
+                          "delivered, failed (tried again later), refused (a 4xx answer, not "
+                          "tried again), given_up (an hour of failures, or the queue full)")
+                    .Register(registry)),
+        events_(events) {}
+
+  void Delivered(const notify::DeliveryReport& r) override {
+    Count(r, "delivered");
+    if (r.attempts > 1) {
+      Record(r, "Normal", "NotificationDelivered",
+             absl::StrCat("delivered at attempt ", r.attempts));
+    }
+  }
+  void Failed(const notify::DeliveryReport& r) override {
+    const bool refused = r.final && absl::IsFailedPrecondition(r.error);
+    Count(r, !r.final ? "failed" : refused ? "refused" : "given_up");
+    Log(Level::kWarning, "notification not delivered",
+        {{"profile", r.ns + "/" + r.profile},
+         {"channel", r.channel},
+         {"event", std::string(notify::KindName(r.kind))},
+         {"attempt", absl::StrCat(r.attempts)},
+         {"error", r.error.ToString()}});
+    if (r.attempts == 1 || r.final) {
+      Record(r, "Warning", "NotificationFailed",
+             absl::StrCat("not delivered (attempt ", r.attempts, "): ", r.error.message(),
+                          r.final ? "; not tried again"
+                                  : absl::StrCat("; trying again in ",
+                                                 absl::FormatDuration(r.retry_in),
+                                                 " and then with backoff for up to an hour")));
+    }
+  }
+
+ private:
+  void Count(const notify::DeliveryReport& r, const char* result) {
+    family_
+        .Add({{"namespace", r.ns},
+              {"profile", r.profile},
+              {"channel", r.channel},
+              {"provider", std::string(notify::ProviderName(r.provider))},
+              {"event", std::string(notify::KindName(r.kind))},
+              {"result", result}})
+        .Increment();
+  }
+  void Record(const notify::DeliveryReport& r, const char* type, const char* reason,
+              const std::string& what) {
+    if (events_ == nullptr || !r.profile_ref.is_object()) return;
+    absl::Status s = events_->Event(
+        r.profile_ref, type, reason,
+        absl::StrCat("notification ", r.channel, " (", notify::ProviderName(r.provider), ") of ",
+                     notify::KindName(r.kind), " ", what));
+    if (!s.ok()) {
+      Log(Level::kWarning, "event not recorded",
+          {{"profile", r.ns + "/" + r.profile}, {"error", s.ToString()}});
+    }
+  }
+
+  prometheus::Family<prometheus::Counter>& family_;
+  kube::EventRecorder* const events_;
 };
 
 // /metrics (prometheus-cpp) and /healthz, /readyz (CivetWeb, real 503s).
@@ -236,7 +305,17 @@ absl::Status OperatorProcess::Build() {
 
   recorder_ = std::make_unique<kube::EventRecorder>(c, "booster-operator", clock_,
                                                     options_.identity);
+  notification_reports_ =
+      std::make_unique<NotificationReports>(*metrics_->registry, recorder_.get());
+  poster_ = std::make_unique<notify::HttpPoster>();
+  secrets_ = std::make_unique<notify::KubeSecretReader>(c);
+  notifications_ = std::make_unique<notify::Dispatcher>(poster_.get(), secrets_.get(), clock_,
+                                                        notification_reports_.get());
   ReconcilerOptions ro;
+  ro.notify = [this](const Json& profile, const rollout::Action& e) {
+    return notifications_->Enqueue(profile,
+                                   {e.event_type, e.reason, e.message, e.transition_to});
+  };
   ro.mutation.instance = options_.instance;
   ro.mutation.agent_image = options_.agent_image;
   ro.mutation.image_pull_policy = options_.agent_image_pull_policy;
@@ -530,6 +609,7 @@ int OperatorProcess::Run() {
         break;
       }
       for (const std::string& key : profiles_->store().ListKeys()) controller_->Enqueue(key);
+      notifications_->Start();
       controller_->Start();
       workers_running_ = true;
       Log(Level::kInfo, "workers started",
@@ -546,6 +626,7 @@ int OperatorProcess::Run() {
   feedback_port_ = 0;
   if (workers_running_.load()) controller_->Stop();
   workers_running_ = false;
+  notifications_->Stop();  // what is still queued is not sent (docs/notifications.md)
   if (elector_ != nullptr && elector_thread_.joinable()) {
     elector_->Stop();
     elector_thread_.join();

@@ -46,6 +46,7 @@
 #include "operator/kube/events.h"
 #include "operator/kube/informer.h"
 #include "operator/kube/leader_election.h"
+#include "operator/notify/dispatcher.h"
 
 namespace booster::controller {
 
@@ -114,6 +115,11 @@ class OperatorProcess {
   analysis::JudgeVerdictSource verdicts_{window_source_};
   // What the canary agents applied, for condition TuningReached; fed by the server.
   feedback::ReachTracker reach_;
+  // spec.notifications: delivered off the reconcile path (operator/notify).
+  std::unique_ptr<notify::DeliveryObserver> notification_reports_;
+  std::unique_ptr<notify::Poster> poster_;
+  std::unique_ptr<notify::SecretReader> secrets_;
+  std::unique_ptr<notify::Dispatcher> notifications_;
   std::unique_ptr<ProfileReconciler> reconciler_;
   std::unique_ptr<kube::Controller> controller_;
   std::unique_ptr<kube::LeaderElector> elector_;

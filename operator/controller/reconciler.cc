@@ -239,6 +239,7 @@ void ProfileReconciler::RecordEvents(const std::string& key, const Json& profile
     // Unique per profile, pass and place in the pass; the same on every retry.
     const std::string id = rollout::Fnv1aHex(absl::StrCat(uid, "/", nanos, "/", index++));
     todo.push_back(PendingEvent{a, id, 0});
+    Notify(key, profile, a);
   }
   std::vector<PendingEvent> failed;
   for (PendingEvent& e : todo) {
@@ -262,6 +263,19 @@ void ProfileReconciler::RecordEvents(const std::string& key, const Json& profile
            std::make_move_iterator(failed.end()));
 }
 
+void ProfileReconciler::Notify(const std::string& key, const Json& profile, const Action& event) {
+  if (!options_.notify) return;
+  absl::Status s = options_.notify(profile, event);
+  if (s.ok()) return;
+  Log(Level::kWarning, "notifications not sent",
+      {{"profile", key}, {"reason", event.reason}, {"error", s.ToString()}});
+  if (events_ == nullptr) return;
+  absl::Status e = events_->Event(
+      profile, "Warning", "NotificationsInvalid",
+      absl::StrCat("the ", event.reason, " notification was not sent: ", s.message()));
+  if (!e.ok()) Log(Level::kWarning, "event not recorded", {{"profile", key}, {"error", e.ToString()}});
+}
+
 void ProfileReconciler::ReportForeign(const std::string& key, const Json& profile,
                                       const std::string& claimer) {
   {
@@ -283,6 +297,12 @@ void ProfileReconciler::ReportForeign(const std::string& key, const Json& profil
       Log(Level::kWarning, "event not recorded", {{"profile", key}, {"error", s.ToString()}});
     }
   }
+  Action a;
+  a.type = ActionType::kRecordEvent;
+  a.event_type = "Normal";
+  a.reason = "ManagedElsewhere";
+  a.message = msg;
+  Notify(key, profile, a);
 }
 
 absl::StatusOr<kube::Result> ProfileReconciler::Reconcile(const std::string& key) {

@@ -149,6 +149,11 @@ struct ReconcilerOptions {
   // Why the profiles of namespace `ns` may not be acted on ("" = they may;
   // namespace_policy.h); unset = every namespace may. Cheap, thread-safe.
   std::function<std::string(const std::string& ns)> namespace_refusal;
+  // Hands each new Event of a pass (after its status is written) to the profile's
+  // notifications (operator/notify/dispatcher.h): `profile` as written, `event` the
+  // kRecordEvent action. Must not block; an error (spec.notifications that cannot be read)
+  // is logged and recorded as a Warning Event. Unset = no notifications.
+  std::function<absl::Status(const Json& profile, const rollout::Action& event)> notify;
 };
 
 class ProfileReconciler {
@@ -170,6 +175,8 @@ class ProfileReconciler {
   ObjectPtr Deployment(const std::string& ns, const std::string& name);
   // The HPA whose scaleTargetRef is `target`: its name ("" = none) and minReplicas.
   std::pair<std::string, int32_t> HpaFor(const std::string& ns, const std::string& target) const;
+  // Hands one new Event to options_.notify; reports what it refused.
+  void Notify(const std::string& key, const Json& profile, const rollout::Action& event);
   // Records the Events of the pass after the ones an earlier pass could not record.
   void RecordEvents(const std::string& key, const Json& profile,
                     const std::vector<rollout::Action>& fresh, absl::Time planned);

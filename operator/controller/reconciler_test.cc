@@ -443,6 +443,41 @@ TEST_F(ReconcilerTest, ReachesPromotedAgainstTheFakeApi) {
   EXPECT_EQ(deleted, 1);
 }
 
+// Every new Event of a pass goes to the notifications once, after the status it belongs to
+// is written (the profile handed over carries it), with the phase a transition moved to;
+// one the notifications refuse is a Warning Event and costs the rollout nothing.
+TEST_F(ReconcilerTest, EachNewEventIsHandedToTheNotificationsWithTheStatusItBelongsTo) {
+  ReconcilerOptions o;
+  std::vector<std::pair<std::string, std::string>> told;  // reason, transition_to
+  std::vector<std::string> phases;  // status.phase of the profile handed over
+  o.notify = [&](const Json& profile, const rollout::Action& e) -> absl::Status {
+    told.push_back({e.reason, e.transition_to});
+    phases.push_back(profile.value("/status/phase"_json_pointer, ""));
+    if (e.reason == "Promoted") return absl::InvalidArgumentError("spec.notifications[0] bad");
+    return absl::OkStatus();
+  };
+  reconciler_ = std::make_unique<ProfileReconciler>(
+      client_.get(), ReconcilerStores{&api_.profiles_, &api_.deployments_, &api_.hpas_, &api_.pods_},
+      recorder_.get(), &verdicts_, &clock_, o, &observer_);
+  GivenProfileAndTarget(4);
+  DriveUntil([&] { return PhaseOnServer() == Phase::kPromoted; }, 100);
+  std::vector<std::string> recorded;
+  for (const Json& e : api_.events()) {
+    if (e.value("reason", "") != "NotificationsInvalid") recorded.push_back(e.value("reason", ""));
+  }
+  std::vector<std::string> notified;
+  for (const auto& [reason, to] : told) notified.push_back(reason);
+  EXPECT_EQ(notified, recorded) << "each Event once, in order";
+  ASSERT_FALSE(told.empty());
+  EXPECT_EQ(told.back(), (std::pair<std::string, std::string>{"Promoted", "Promoted"}));
+  EXPECT_EQ(phases.back(), "Promoted") << "the status is written before anyone is told";
+  std::vector<Json> invalid = EventsOf("NotificationsInvalid");
+  ASSERT_EQ(invalid.size(), 1u);
+  EXPECT_EQ(invalid[0]["type"], "Warning");
+  EXPECT_THAT(invalid[0].value("message", ""),
+              HasSubstr("the Promoted notification was not sent: spec.notifications[0] bad"));
+}
+
 TEST_F(ReconcilerTest, AbortRestoresTheTargetExactly) {
   GivenProfileAndTarget(5);
   const Json before = api_.Get(kTargetPath);

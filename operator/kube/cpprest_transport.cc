@@ -219,6 +219,22 @@ absl::StatusOr<std::unique_ptr<Transport>> NewCpprestTransport(const Config& con
   }
 }
 
+absl::StatusOr<std::unique_ptr<Transport>> NewCpprestWebTransport(const std::string& origin,
+                                                                  absl::Duration timeout) {
+  if (!absl::StartsWith(origin, "https://") && !absl::StartsWith(origin, "http://")) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("\"", origin, "\" is not an http:// or https:// address"));
+  }
+  Config config;
+  config.server = origin;
+  config.request_timeout = timeout;
+  try {
+    return std::unique_ptr<Transport>(std::make_unique<CpprestTransport>(config));
+  } catch (const std::exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat("address ", origin, ": ", e.what()));
+  }
+}
+
 absl::StatusOr<std::unique_ptr<Client>> NewClient(const Config& config, Clock* clock) {
   absl::StatusOr<std::unique_ptr<Transport>> t = NewCpprestTransport(config);
   if (!t.ok()) return t.status();

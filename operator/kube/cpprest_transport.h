@@ -11,8 +11,10 @@
 #define BOOSTER_OPERATOR_KUBE_CPPREST_TRANSPORT_H_
 
 #include <memory>
+#include <string>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "common/clock.h"
 #include "operator/kube/client.h"
 #include "operator/kube/config.h"
@@ -22,6 +24,11 @@ namespace booster::kube {
 
 // Validates the TLS material of `config` (PEM parse) before any connection is made.
 absl::StatusOr<std::unique_ptr<Transport>> NewCpprestTransport(const Config& config);
+
+// A transport to any web server at `origin` ("http://host:port" or "https://host"): no
+// client certificate, the system's CA roots for https (the operator's outgoing webhooks).
+absl::StatusOr<std::unique_ptr<Transport>> NewCpprestWebTransport(const std::string& origin,
+                                                                  absl::Duration timeout);
 
 // A Client over the cpprestsdk transport.
 absl::StatusOr<std::unique_ptr<Client>> NewClient(const Config& config,

@@ -443,6 +443,7 @@ void Machine::To(Phase to, std::string reason, std::string message, bool warning
   }
   transitioned_ = true;
   Event(warning, std::move(reason), std::move(message));
+  events_.back().transition_to = std::string(PhaseName(to));
   Requeue(kAfterTransition);
 }
 
@@ -1630,10 +1631,13 @@ void Machine::RollingBack() {
     return;
   }
   if (now_ - s_.phase_start_time > spec().rollout.progress_deadline) {
-    SetCond(kConditionProgressing, false, "RollbackStalled",
-            absl::StrCat("the rollback has not settled within ",
-                         FormatGoDuration(spec().rollout.progress_deadline),
-                         "; check the target's pods"));
+    const std::string msg = absl::StrCat("the rollback has not settled within ",
+                                         FormatGoDuration(spec().rollout.progress_deadline),
+                                         "; check the target's pods");
+    const Condition* prog = FindCondition(s_.conditions, kConditionProgressing);
+    // Announced once, when it first stalls (the condition stays while it does).
+    if (prog == nullptr || prog->reason != "RollbackStalled") Event(true, "RollbackStalled", msg);
+    SetCond(kConditionProgressing, false, "RollbackStalled", msg);
   }
   Requeue(kWaitForPods);
 }

@@ -185,7 +185,7 @@ enum class ActionType {
   kCreateBaseline,       // create the fresh baseline Deployment in `body`
   kPatchBaseline,        // JSON Patch `body` on the fresh baseline (tests its uid first)
   kDeleteBaseline,       // delete the fresh baseline `name` with precondition uid `uid`
-  kRecordEvent,          // Event on the profile: event_type, reason, message
+  kRecordEvent,          // Event on the profile: event_type, reason, message, transition_to
   kRequeueAfter,         // reconcile again after `delay` (at most one, always last)
 };
 
@@ -200,6 +200,8 @@ struct Action {
   std::string event_type;  // "Normal" / "Warning"
   std::string reason;
   std::string message;
+  // kRecordEvent of a phase transition: the phase it moved to ("" for other Events).
+  std::string transition_to;
   absl::Duration delay = absl::ZeroDuration();
 };
 

@@ -440,6 +440,44 @@ TEST(ReconcileTest, FailedVerdictRestoresReplicasAndTheOriginalTemplate) {
   EXPECT_TRUE(warned);
 }
 
+// A rollback whose pods never come up is announced once as stalled (the condition stays
+// while it does), and each transition's Event says which phase it moved to: what the
+// notifications (operator/notify) tell apart.
+TEST(ReconcileTest, AStalledRollbackIsAnnouncedOnceAndTransitionsNameTheirPhase) {
+  Sim sim(4);
+  ScriptedVerdictSource verdicts({MakeVerdict(VerdictKind::kFail, "LatencyRegressed", "p99 worse")});
+  Drive(sim, verdicts, [&] { return sim.status().current_step == 1 && sim.CanaryReplicas() > 0; });
+  sim.Step(verdicts, /*settle=*/false);
+  ASSERT_EQ(sim.phase(), Phase::kRollingBack);
+  for (int i = 0; i < 12; ++i) {
+    sim.now() += absl::Minutes(1);
+    sim.Unsettle(sim.target());
+    sim.Step(verdicts, /*settle=*/false);
+  }
+  ASSERT_EQ(sim.phase(), Phase::kRollingBack);
+  std::vector<Action> stalled;
+  std::string rolling_back_to;
+  for (const Action& e : sim.events()) {
+    if (e.reason == "RollbackStalled") stalled.push_back(e);
+    if (e.reason == "AnalysisFailed") rolling_back_to = e.transition_to;
+    if (e.reason == "RollbackStalled" || e.reason == "StepExtended") {
+      EXPECT_EQ(e.transition_to, "") << e.reason << " is not a transition";
+    }
+  }
+  ASSERT_EQ(stalled.size(), 1u);
+  EXPECT_EQ(stalled[0].event_type, "Warning");
+  EXPECT_THAT(stalled[0].message, HasSubstr("has not settled within"));
+  EXPECT_EQ(rolling_back_to, "RollingBack");
+  EXPECT_EQ(FindCondition(sim.status().conditions, kConditionProgressing)->reason,
+            "RollbackStalled");
+  Drive(sim, verdicts, [&] { return sim.phase() == Phase::kRolledBack; });
+  bool rolled_back = false;
+  for (const Action& e : sim.events()) {
+    if (e.reason == "RolledBack") rolled_back = e.transition_to == "RolledBack";
+  }
+  EXPECT_TRUE(rolled_back);
+}
+
 TEST(ReconcileTest, AbortRestoresTheExactReplicaCountAndTemplate) {
   for (int32_t n : {1, 2, 3, 7, 10, 33}) {
     Sim sim(n);

@@ -18,6 +18,7 @@
 #include "operator/rollout/profile/json_fields.h"
 #include "operator/rollout/profile/metric_names.h"
 #include "operator/rollout/profile/names.h"
+#include "operator/notify/notification.h"
 #include "operator/rollout/profile/search_spec.h"
 #include "operator/rollout/profile/spec_fields.h"
 #include "operator/rollout/profile/status_codec.h"
@@ -326,7 +327,8 @@ absl::StatusOr<ProfileSpec> ParseSpec(const Json& spec) {
   SpecErrors errors;
   ProfileSpec out;
   out.rollout.analysis.metrics = DefaultMetrics();  // mode Metrics (the default), none listed
-  if (!CheckObject(spec, "spec", {"targetRef", "tuning", "rollout", "search"}, errors)) {
+  if (!CheckObject(spec, "spec", {"targetRef", "tuning", "rollout", "search", "notifications"},
+                   errors)) {
     return absl::InvalidArgumentError(errors.Joined());
   }
   ParseTargetRef(Field(spec, "targetRef"), out.target_ref, errors);
@@ -335,6 +337,15 @@ absl::StatusOr<ProfileSpec> ParseSpec(const Json& spec) {
   if (const Json* s = Field(spec, "search")) {
     out.search.emplace();
     ParseSearch(*s, out.tuning, out.rollout.analysis, *out.search, errors);
+  }
+  // Read by the notifications (operator/notify), not by the rollout: only checked here.
+  if (const Json* n = Field(spec, "notifications")) {
+    absl::Status channels = notify::ParseChannels(*n).status();
+    if (!channels.ok()) {
+      const std::string m(channels.message());
+      const size_t colon = m.find(": ");
+      errors.Add(m.substr(0, colon), colon == std::string::npos ? "" : m.substr(colon + 2));
+    }
   }
   if (!errors.empty()) return absl::InvalidArgumentError(errors.Joined());
   return out;

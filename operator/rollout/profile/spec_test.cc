@@ -1,5 +1,6 @@
 // ParseSpec's schema and semantic rules, and ParseProfile (spec.h).
 #include "operator/rollout/profile/spec.h"
+#include "operator/rollout/profile/hash.h"
 
 #include <string>
 #include <utility>
@@ -110,6 +111,9 @@ INSTANTIATE_TEST_SUITE_P(
                 R"({"targetRef": {"kind": "Deployment", "name": "web", "containers": ["a", "a"]}})",
                 "lists \"a\" twice"},
         BadSpec{"UnknownField", R"({)" TARGET R"(, "tunning": {}})", "spec.tunning: unknown field"},
+        BadSpec{"NotificationProvider",
+                R"({)" TARGET R"(, "notifications": [{"provider": "pager", "secretRef": {"name": "h"}}]})",
+                "spec.notifications[0].provider: \"pager\" is not one of slack, teams, webhook"},
         BadSpec{"Placement", R"({)" TARGET R"(, "tuning": {"cpu": {"placement": "cores"}}})",
                 "spec.tuning.cpu.placement: unsupported value \"cores\"; use one of none, "
                 "spread, whole-cores, pinned"},
@@ -213,6 +217,22 @@ INSTANTIATE_TEST_SUITE_P(
     [](const ::testing::TestParamInfo<BadSpec>& param_info) {
       return std::string(param_info.param.name);
     });
+
+// Notifications are the notifier's (operator/notify): checked here, but no part of the
+// rollout, so editing them restarts nothing.
+TEST(ParseSpecTest, NotificationsAreCheckedAndChangeNoHash) {
+  Json with = J(kIssueExample);
+  absl::StatusOr<ProfileSpec> plain = ParseSpec(with);
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  with["notifications"] = J(R"([{"provider": "slack", "secretRef": {"name": "chat"}},
+                                {"name": "ops", "provider": "webhook",
+                                 "secretRef": {"name": "hooks", "key": "url"},
+                                 "events": ["StepVerdict", "RolledBack"]}])");
+  absl::StatusOr<ProfileSpec> notified = ParseSpec(with);
+  ASSERT_TRUE(notified.ok()) << notified.status();
+  EXPECT_EQ(RolloutHash(*plain), RolloutHash(*notified));
+  EXPECT_EQ(ExperimentHash(*plain), ExperimentHash(*notified));
+}
 
 TEST(ParseSpecTest, AnalysisSourceKeepsOnlyWhatIsGiven) {
   absl::StatusOr<ProfileSpec> none = ParseSpec(J(R"({)" TARGET R"(})"));

@@ -23,6 +23,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -162,17 +163,24 @@ absl::Status WaitPhase(const std::string& ns, const std::string& name, const std
 
 // Deployment web (`replicas` of `tmpl`) and Service web (port 80 to 8080) in `ns`, rolled
 // out; the Service's ClusterIP.
-absl::StatusOr<std::string> DeployWebBehindService(const std::string& ns, int replicas,
-                                                   const Json& tmpl) {
-  if (absl::Status s = ApplyJson(DeploymentObject(ns, "web", replicas, tmpl)); !s.ok()) return s;
+// Deployment `name` (pods labelled app=<name>) behind a Service of that name on port 80;
+// its ClusterIP.
+absl::StatusOr<std::string> DeployBehindService(const std::string& ns, const std::string& name,
+                                                int replicas, const Json& tmpl) {
+  if (absl::Status s = ApplyJson(DeploymentObject(ns, name, replicas, tmpl)); !s.ok()) return s;
   if (absl::Status s = Apply(absl::StrCat(
-          "apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: ", ns,
-          "}\nspec:\n  selector: {app: web}\n  ports: [{port: 80, targetPort: 8080}]\n"));
+          "apiVersion: v1\nkind: Service\nmetadata: {name: ", name, ", namespace: ", ns,
+          "}\nspec:\n  selector: {app: ", name, "}\n  ports: [{port: 80, targetPort: 8080}]\n"));
       !s.ok()) {
     return s;
   }
-  if (absl::Status s = WaitRolledOut(ns, "web", absl::Minutes(3)); !s.ok()) return s;
-  return Kubectl({"-n", ns, "get", "svc", "web", "-o", "jsonpath={.spec.clusterIP}"});
+  if (absl::Status s = WaitRolledOut(ns, name, absl::Minutes(3)); !s.ok()) return s;
+  return Kubectl({"-n", ns, "get", "svc", name, "-o", "jsonpath={.spec.clusterIP}"});
+}
+
+absl::StatusOr<std::string> DeployWebBehindService(const std::string& ns, int replicas,
+                                                   const Json& tmpl) {
+  return DeployBehindService(ns, "web", replicas, tmpl);
 }
 
 // Sends HTTP/1.0 GET `path` to HOST:PORT on fresh connections until destroyed: `threads`
@@ -1245,7 +1253,8 @@ TEST_F(HelmChartOneNamespaceE2eTest, InstalledOperatorJudgesEachStepOnTheAgentsW
   HttpLoad bursts(*web_ip, 80, 24, absl::Milliseconds(50));
 
   auto profile = [&](const std::string& name, const std::string& somaxconn,
-                     const std::string& step_duration = "40s", bool dry_run = false) {
+                     const std::string& step_duration = "40s", bool dry_run = false,
+                     const std::string& notifications = "") {
     return absl::StrCat(R"(
 apiVersion: booster.dev/v1alpha1
 kind: BoosterProfile
@@ -1270,7 +1279,7 @@ spec:
       metrics:
         - {name: latencyP99, maxRegressionPercent: 100}
         - {name: listenOverflows, maxRegressionPercent: 0}
-)");
+)", notifications);
   };
   auto evidence = [&](const std::string& name) {
     absl::StatusOr<std::string> d =
@@ -1285,9 +1294,57 @@ spec:
                     "-o", "jsonpath={.items[*].message}"});
   };
 
+  // The notifications' receiver: the workload's POST /hook/ keeps what it is sent, behind a
+  // Service; its URLs in a Secret, as a team would keep a Slack webhook's.
+  absl::StatusOr<std::string> hooks_ip = DeployBehindService(ns, "hooks", 1, HttpServerTemplate("hooks"));
+  ASSERT_TRUE(hooks_ip.ok()) << hooks_ip.status() << Diagnose(ns);
+  ASSERT_TRUE(Kubectl({"-n", ns, "create", "secret", "generic", "hooks",
+                       "--from-literal=address=http://" + *hooks_ip + "/hook/generic",
+                       "--from-literal=slack=http://" + *hooks_ip + "/hook/slack"})
+                  .ok());
+  // The payloads the receiver holds whose path is `path` (each parsed).
+  auto received = [&](const std::string& path) -> absl::StatusOr<std::vector<Json>> {
+    absl::StatusOr<std::string> all = HttpGet("http://" + *hooks_ip + "/hooks");
+    if (!all.ok()) return all.status();
+    std::vector<Json> out;
+    for (const Json& h : Json::parse(*all, nullptr, false)) {
+      if (h.value("path", "") == path) out.push_back(Json::parse(h.value("body", ""), nullptr, false));
+    }
+    return out;
+  };
+  // The first payload at `path` for which `match` holds, waited for.
+  auto await_payload = [&](const std::string& path, const std::function<bool(const Json&)>& match,
+                           absl::Duration timeout) -> absl::StatusOr<Json> {
+    Json found;
+    absl::Status s = WaitFor(
+        [&]() -> absl::StatusOr<bool> {
+          absl::StatusOr<std::vector<Json>> got = received(path);
+          if (!got.ok()) return got.status();
+          for (const Json& j : *got) {
+            if (match(j)) {
+              found = j;
+              return true;
+            }
+          }
+          return absl::UnavailableError(absl::StrCat(got->size(), " payloads at ", path));
+        },
+        timeout, absl::Seconds(1));
+    if (!s.ok()) return s;
+    return found;
+  };
+  const std::string good_notifications = R"(  notifications:
+    - name: generic
+      provider: webhook
+      secretRef: {name: hooks}
+      events: [StepVerdict, Promoted, RollingBack, RolledBack]
+    - {name: chat, provider: slack, secretRef: {name: hooks, key: slack}}
+)";
+
   // Good: the kernel's default accept queue (4096), GOMAXPROCS from the CPU limit. Each step
-  // is judged on the canary's windows against a fresh baseline's and passes.
-  absl::Status applied = Apply(profile("good", "4096"));
+  // is judged on the canary's windows against a fresh baseline's and passes. Its
+  // notifications go to the receiver: every step's verdict and the promotion as JSON, the
+  // promotion in Slack's shape.
+  absl::Status applied = Apply(profile("good", "4096", "40s", false, good_notifications));
   ASSERT_TRUE(applied.ok()) << applied;
   // Step 1 runs a fresh baseline beside the canary (4 at 50%: target 0, canary 2, baseline
   // 2), owned by the profile, its pods on the canary pods' nodes.
@@ -1397,6 +1454,40 @@ spec:
   absl::StatusOr<std::string> column = Kubectl({"-n", ns, "get", "bp", "good"});
   ASSERT_TRUE(column.ok());
   EXPECT_THAT(*column, HasSubstr("VERDICT")) << *column;
+  {
+    absl::StatusOr<Json> promoted_hook = await_payload(
+        "/hook/generic", [](const Json& j) { return j.value("event", "") == "Promoted"; },
+        absl::Seconds(30));
+    ASSERT_TRUE(promoted_hook.ok()) << promoted_hook.status() << Diagnose(ns);
+    std::cout << "webhook payload of the promotion: " << promoted_hook->dump() << "\n";
+    EXPECT_EQ(promoted_hook->value("kind", ""), "BoosterNotification");
+    EXPECT_EQ(promoted_hook->value("namespace", ""), ns);
+    EXPECT_EQ(promoted_hook->value("profile", ""), "good");
+    EXPECT_EQ(promoted_hook->value("target", ""), "web");
+    EXPECT_EQ(promoted_hook->value("phase", ""), "Promoted");
+    EXPECT_EQ(promoted_hook->value("reason", ""), "Promoted");
+    absl::StatusOr<Json> step_hook = await_payload(
+        "/hook/generic",
+        [](const Json& j) {
+          return j.value("event", "") == "StepVerdict" && j.value("reason", "") == "StepPassed";
+        },
+        absl::Seconds(5));
+    ASSERT_TRUE(step_hook.ok()) << step_hook.status();
+    EXPECT_EQ(step_hook->value("/decision/verdict"_json_pointer, ""), "Pass") << step_hook->dump();
+    EXPECT_THAT(step_hook->value("/decision/metrics"_json_pointer, Json::array()).dump(),
+                HasSubstr("listenOverflows: Pass")) << step_hook->dump();
+    absl::StatusOr<Json> slack_hook = await_payload(
+        "/hook/slack", [](const Json&) { return true; }, absl::Seconds(5));
+    ASSERT_TRUE(slack_hook.ok()) << slack_hook.status();
+    std::cout << "slack payload of the promotion: " << slack_hook->dump() << "\n";
+    EXPECT_THAT(slack_hook->value("text", ""),
+                HasSubstr(absl::StrCat("BoosterProfile ", ns, "/good (Deployment web): tuning promoted")));
+    EXPECT_EQ(slack_hook->value("/attachments/0/color"_json_pointer, ""), "good");
+    // The slack channel lists no events: the defaults, which leave out step verdicts.
+    absl::StatusOr<std::vector<Json>> slack_all = received("/hook/slack");
+    ASSERT_TRUE(slack_all.ok());
+    EXPECT_EQ(slack_all->size(), 1u) << "only the promotion";
+  }
   // Deleting the profile gives the Deployment back as it was.
   ASSERT_TRUE(Kubectl({"-n", ns, "delete", "bp", "good", "--timeout=90s"}).ok()) << Diagnose(ns);
   ASSERT_TRUE(WaitRolledOut(ns, "web", absl::Minutes(3)).ok()) << Diagnose(ns);
@@ -1407,7 +1498,21 @@ spec:
   // rolled back; the step (90 s, longer than the judge needs) runs on. Then the team turns
   // dryRun off mid-step, an edit that keeps the step and its looks, and the next look's Fail
   // rolls back for real.
-  applied = Apply(profile("bad", "1", "90s", /*dry_run=*/true));
+  // The receiver is down while the bad profile runs: its rollback's notifications fail
+  // (an Event, a metric) and are delivered once the receiver is back.
+  ASSERT_TRUE(Kubectl({"-n", ns, "scale", "deploy", "hooks", "--replicas=0"}).ok());
+  ASSERT_TRUE(WaitFor(
+                  [&]() -> absl::StatusOr<bool> {
+                    absl::StatusOr<std::string> left =
+                        Kubectl({"-n", ns, "get", "pods", "-l", "app=hooks", "-o", "name"});
+                    if (!left.ok()) return left.status();
+                    if (!left->empty()) return absl::UnavailableError("receiver pods left");
+                    return true;
+                  },
+                  absl::Minutes(1), absl::Seconds(1))
+                  .ok());
+  applied = Apply(profile("bad", "1", "90s", /*dry_run=*/true,
+                          "  notifications:\n    - {provider: webhook, secretRef: {name: hooks}}\n"));
   ASSERT_TRUE(applied.ok()) << applied;
   absl::Status shadowed = WaitFor(
       [&]() -> absl::StatusOr<bool> {
@@ -1525,6 +1630,66 @@ spec:
         "booster_operator_analysis_median{profile=\"bad\", metric=\"listenOverflows\"}");
     ASSERT_TRUE(medians.ok()) << medians.status();
     EXPECT_EQ(medians->size(), 2u) << "one per arm: " << medians->dump();
+    // The rollback's notifications failed while the receiver was down, and say so (the
+    // first, RollingBack, is tried; RolledBack waits behind it in the channel's order).
+    absl::Status counted = WaitFor(
+        [&]() -> absl::StatusOr<bool> {
+          absl::StatusOr<Json> failed = prom.Query(
+              "sum(booster_operator_notifications_total{profile=\"bad\", result=\"failed\", "
+              "event=\"RollingBack\"})");
+          if (!failed.ok()) return failed.status();
+          if (failed->empty()) return absl::UnavailableError("no failed delivery counted yet");
+          return true;
+        },
+        absl::Seconds(60), absl::Seconds(2));
+    ASSERT_TRUE(counted.ok()) << counted << "\n" << prom.Log();
+  }
+  {
+    absl::StatusOr<std::string> failures = events_of("bad", "NotificationFailed");
+    ASSERT_TRUE(failures.ok()) << failures.status();
+    std::cout << "NotificationFailed events: " << *failures << "\n";
+    EXPECT_THAT(*failures, HasSubstr("notification webhook-0 (webhook) of RollingBack not delivered"));
+    EXPECT_THAT(*failures, ::testing::Not(HasSubstr("/hook/generic"))) << "the URL stays secret";
+    ASSERT_TRUE(Kubectl({"-n", ns, "scale", "deploy", "hooks", "--replicas=1"}).ok());
+    ASSERT_TRUE(WaitRolledOut(ns, "hooks", absl::Minutes(2)).ok()) << Diagnose(ns);
+    const absl::Time back = absl::Now();
+    absl::StatusOr<Json> rolled_back_hook = await_payload(
+        "/hook/generic",
+        [](const Json& j) {
+          return j.value("profile", "") == "bad" && j.value("event", "") == "RolledBack";
+        },
+        absl::Seconds(90));
+    ASSERT_TRUE(rolled_back_hook.ok()) << rolled_back_hook.status() << Diagnose(ns);
+    std::cout << "webhook payload of the rollback, delivered "
+              << absl::FormatDuration(absl::Trunc(absl::Now() - back, absl::Seconds(1)))
+              << " after the receiver was back: " << rolled_back_hook->dump() << "\n";
+    EXPECT_EQ(rolled_back_hook->value("phase", ""), "RolledBack");
+    EXPECT_EQ(rolled_back_hook->value("/decision/reason"_json_pointer, ""), "AnalysisFailed");
+    EXPECT_EQ(rolled_back_hook->value("/decision/verdict"_json_pointer, ""), "Fail");
+    EXPECT_THAT(rolled_back_hook->value("/decision/metrics"_json_pointer, Json::array()).dump(),
+                HasSubstr("listenOverflows: Fail")) << rolled_back_hook->dump();
+    absl::StatusOr<Json> rolling_back_hook = await_payload(
+        "/hook/generic",
+        [](const Json& j) {
+          return j.value("profile", "") == "bad" && j.value("event", "") == "RollingBack";
+        },
+        absl::Seconds(5));
+    ASSERT_TRUE(rolling_back_hook.ok()) << rolling_back_hook.status();
+    EXPECT_EQ(rolling_back_hook->value("reason", ""), "AnalysisFailed");
+    EXPECT_THAT(rolling_back_hook->value("message", ""), HasSubstr("listenOverflows is worse"));
+    absl::StatusOr<std::vector<Json>> all = received("/hook/generic");
+    ASSERT_TRUE(all.ok());
+    int rolling = 0, rolled_back = 0;
+    for (const Json& j : *all) {
+      if (j.value("profile", "") != "bad") continue;
+      rolling += j.value("event", "") == "RollingBack";
+      rolled_back += j.value("event", "") == "RolledBack";
+    }
+    EXPECT_EQ(rolling, 1) << "delivered once, in order";
+    EXPECT_EQ(rolled_back, 1);
+    absl::StatusOr<std::string> delivered = events_of("bad", "NotificationDelivered");
+    ASSERT_TRUE(delivered.ok());
+    EXPECT_THAT(*delivered, HasSubstr("delivered at attempt"));
   }
   // The rollback restored every replica and the template the Deployment had (enrolled
   // baseline: the original comes back when the profile is deleted).

@@ -17,6 +17,8 @@
 //	                   injected into a running pod, for the judge's onset tests
 //	GET /apiserver?path=P   GET P from the Kubernetes API server the way an in-cluster
 //	                   client does (kubernetes Service, service-account token and CA)
+//	POST /hook/P       kept (path and body): a webhook receiver for the notifications' tests
+//	GET /hooks         every POST /hook/ kept so far, in order: [{"path", "body"}]
 //	GET /alloc?kb=N    allocates about N KiB in small pointerful objects and answers a
 //	                   short JSON summary: an allocation-heavy handler, whose CPU per
 //	                   request the Go GC's settings change (the search's e2e test)
@@ -253,6 +255,39 @@ func main() {
 		}
 		delay.Store(int64(ms) * int64(time.Millisecond))
 		fmt.Fprintf(w, "every GET / now waits %d ms more\n", ms)
+	})
+	// A webhook receiver (the operator's notifications): POST /hook/<anything> is kept,
+	// GET /hooks answers everything kept so far, in arrival order, as JSON.
+	var hooksMu sync.Mutex
+	type hook struct {
+		Path string `json:"path"`
+		Body string `json:"body"`
+	}
+	var hooks []hook
+	mux.HandleFunc("/hook/", func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			http.Error(w, "POST only", http.StatusMethodNotAllowed)
+			return
+		}
+		body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		hooksMu.Lock()
+		hooks = append(hooks, hook{Path: r.URL.RequestURI(), Body: string(body)})
+		hooksMu.Unlock()
+		w.WriteHeader(http.StatusNoContent)
+	})
+	mux.HandleFunc("/hooks", func(w http.ResponseWriter, _ *http.Request) {
+		hooksMu.Lock()
+		defer hooksMu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		out := hooks
+		if out == nil {
+			out = []hook{}
+		}
+		json.NewEncoder(w).Encode(out)
 	})
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		fmt.Fprintln(w, "ok")
