@@ -3,30 +3,12 @@
 // against the real kube-apiserver.
 #include "operator/kube/cpprest_transport.h"
 
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "operator/kube/test_port.h"
 
 namespace booster::kube {
 namespace {
-
-// A port on 127.0.0.1 that nothing listens on: bind port 0, read it, close.
-int UnusedPort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  a.sin_port = 0;
-  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
-  socklen_t len = sizeof(a);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  int port = ntohs(a.sin_port);
-  close(fd);
-  return port;
-}
 
 TEST(CpprestTransportTest, PlainHttpIsRefused) {
   Config c;
@@ -45,7 +27,7 @@ TEST(CpprestTransportTest, MalformedCaIsAClearError) {
 
 TEST(CpprestTransportTest, ConnectionRefusedIsUnavailable) {
   Config c;
-  c.server = absl::StrCat("https://127.0.0.1:", UnusedPort());
+  c.server = absl::StrCat("https://127.0.0.1:", testing::UnusedLoopbackPort());
   c.request_timeout = absl::Seconds(5);
   auto t = NewCpprestTransport(c);
   ASSERT_TRUE(t.ok()) << t.status();

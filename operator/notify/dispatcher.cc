@@ -86,9 +86,9 @@ void Dispatcher::Attempt(Delivery d) {
     absl::StatusOr<PostAnswer> a = poster_->Post(*url, d.body);
     if (!a.ok()) {
       // The URL may carry a token (Slack's and Teams' do): never repeated in a message.
-      error = absl::UnavailableError(
-          absl::StrCat("POST to the URL in Secret ", d.secret_name, " key ", d.secret_key,
-                       " failed: ", a.status().message()));
+      error =
+          absl::UnavailableError(absl::StrCat("POST to the URL in Secret ", d.secret_name, " key ",
+                                              d.secret_key, " failed: ", a.status().message()));
     } else {
       const Answer answer = Classify(a->status);
       if (answer != Answer::kDelivered) {
@@ -97,8 +97,7 @@ void Dispatcher::Attempt(Delivery d) {
         std::string body = a->body.substr(0, 200);
         error = absl::Status(
             refused ? absl::StatusCode::kFailedPrecondition : absl::StatusCode::kUnavailable,
-            absl::StrCat("the receiver answered HTTP ", a->status,
-                         body.empty() ? "" : ": ", body));
+            absl::StrCat("the receiver answered HTTP ", a->status, body.empty() ? "" : ": ", body));
       }
     }
   }
@@ -113,8 +112,8 @@ void Dispatcher::Attempt(Delivery d) {
   }
   {
     std::lock_guard<std::mutex> l(mu_);
-    auto it = std::find_if(queue_.begin(), queue_.end(),
-                           [&](const Delivery& q) { return q.id == d.id; });
+    auto it =
+        std::find_if(queue_.begin(), queue_.end(), [&](const Delivery& q) { return q.id == d.id; });
     if (it != queue_.end()) {
       if (d.report.final) {
         queue_.erase(it);

@@ -58,9 +58,9 @@ struct DeliveryReport {
   Provider provider = Provider::kWebhook;
   Kind kind = Kind::kPromoted;
   int attempts = 0;
-  Json profile_ref;  // apiVersion, kind and metadata of the profile (for an Event on it)
-  absl::Status error;          // the last attempt's; ok when delivered
-  bool final = false;          // delivered, refused or given up: no more attempts
+  Json profile_ref;    // apiVersion, kind and metadata of the profile (for an Event on it)
+  absl::Status error;  // the last attempt's; ok when delivered
+  bool final = false;  // delivered, refused or given up: no more attempts
   absl::Duration retry_in = absl::ZeroDuration();  // when not final
 };
 class DeliveryObserver {

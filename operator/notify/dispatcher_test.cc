@@ -107,14 +107,14 @@ TEST_F(DispatcherTest, AReceiverThatIsDownGetsTheMessageOnceItIsBackInOrder) {
     clock_.Advance(next - clock_.Now());
     next = d_.RunDue();
   }
-  EXPECT_EQ(gaps, (std::vector<absl::Duration>{absl::Seconds(2), absl::Seconds(4),
-                                               absl::Seconds(8), absl::Seconds(16)}));
+  EXPECT_EQ(gaps, (std::vector<absl::Duration>{absl::Seconds(2), absl::Seconds(4), absl::Seconds(8),
+                                               absl::Seconds(16)}));
   EXPECT_EQ(poster_.posts.size(), 5u) << "only the head was tried";
   ASSERT_EQ(observer_.failed.size(), 5u);
   EXPECT_FALSE(observer_.failed.back().final);
   EXPECT_EQ(observer_.failed.back().retry_in, absl::Seconds(32));
-  EXPECT_THAT(std::string(observer_.failed[0].error.message()),
-              Not(HasSubstr("10.96.0.9/hook"))) << "the URL is never repeated";
+  EXPECT_THAT(std::string(observer_.failed[0].error.message()), Not(HasSubstr("10.96.0.9/hook")))
+      << "the URL is never repeated";
   poster_.down = absl::OkStatus();
   clock_.Advance(next - clock_.Now());
   EXPECT_EQ(d_.RunDue(), absl::InfiniteFuture());
@@ -187,9 +187,9 @@ TEST(DispatcherThreadTest, TheThreadDeliversWhatIsEnqueued) {
   Recorder observer;
   Dispatcher d(&poster, &secrets, &RealClock::Get(), &observer);
   d.Start();
-  ASSERT_TRUE(d.Enqueue(Profile(R"([{"provider": "webhook", "secretRef": {"name": "hooks"}}])"),
-                        kPromoted)
-                  .ok());
+  ASSERT_TRUE(
+      d.Enqueue(Profile(R"([{"provider": "webhook", "secretRef": {"name": "hooks"}}])"), kPromoted)
+          .ok());
   for (int i = 0; i < 500 && d.Pending() > 0; ++i) absl::SleepFor(absl::Milliseconds(10));
   d.Stop();
   EXPECT_EQ(d.Pending(), 0u);

@@ -43,8 +43,7 @@ absl::StatusOr<PostAnswer> HttpPoster::Post(const std::string& url, const std::s
   kube::HttpRequest req;
   req.method = "POST";
   req.path = path;
-  req.headers = {{"Content-Type", "application/json"},
-                 {"User-Agent", "booster-operator/0.1"}};
+  req.headers = {{"Content-Type", "application/json"}, {"User-Agent", "booster-operator/0.1"}};
   req.body = body;
   req.timeout = timeout_;
   absl::StatusOr<kube::HttpResponse> r = (*t)->Send(req);

@@ -1,9 +1,5 @@
 #include "operator/notify/kube_adapters.h"
 
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <mutex>
 #include <vector>
 
@@ -15,25 +11,13 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "operator/kube/fake_transport.h"
+#include "operator/kube/test_port.h"
 
 namespace booster::notify {
 namespace {
 
 using ::testing::HasSubstr;
 using ::testing::Not;
-
-int UnusedPort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
-  socklen_t len = sizeof(a);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  int port = ntohs(a.sin_port);
-  close(fd);
-  return port;
-}
 
 TEST(SplitUrlTest, OriginAndTheRest) {
   using P = std::pair<std::string, std::string>;
@@ -48,7 +32,7 @@ TEST(SplitUrlTest, OriginAndTheRest) {
 
 // A real HTTP server on loopback (cpprestsdk's listener) that records what it is sent.
 TEST(HttpPosterTest, PostsJsonToARealServerAndReadsItsAnswer) {
-  const int port = UnusedPort();
+  const int port = kube::testing::UnusedLoopbackPort();
   const std::string origin = absl::StrCat("http://127.0.0.1:", port);
   web::http::experimental::listener::http_listener listener(origin + "/hooks");
   std::mutex mu;
@@ -84,8 +68,10 @@ TEST(HttpPosterTest, PostsJsonToARealServerAndReadsItsAnswer) {
 
 TEST(HttpPosterTest, AConnectionThatFailsIsUnavailableAndHidesThePath) {
   HttpPoster poster(absl::Seconds(5));
-  absl::StatusOr<PostAnswer> a = poster.Post(
-      absl::StrCat("http://127.0.0.1:", UnusedPort(), "/services/T0/B0/SECRETTOKEN"), "{}");
+  absl::StatusOr<PostAnswer> a =
+      poster.Post(absl::StrCat("http://127.0.0.1:", kube::testing::UnusedLoopbackPort(),
+                               "/services/T0/B0/SECRETTOKEN"),
+                  "{}");
   ASSERT_FALSE(a.ok());
   EXPECT_TRUE(absl::IsUnavailable(a.status())) << a.status();
   EXPECT_THAT(std::string(a.status().message()), Not(HasSubstr("SECRETTOKEN")));
@@ -98,10 +84,12 @@ TEST(KubeSecretReaderTest, ReadsAndDecodesTheKeyAndSaysWhatIsMissing) {
         if (r.path == "/api/v1/namespaces/shop/secrets/hooks") {
           // "http://10.96.0.9/hook\n" in base64
           return kube::HttpResponse{200, R"({"kind":"Secret","data":{"address":
-            "aHR0cDovLzEwLjk2LjAuOS9ob29rCg=="}})", ""};
+            "aHR0cDovLzEwLjk2LjAuOS9ob29rCg=="}})",
+                                    ""};
         }
         return kube::HttpResponse{404, R"({"kind":"Status","reason":"NotFound",
-          "message":"secrets \"gone\" not found","code":404})", ""};
+          "message":"secrets \"gone\" not found","code":404})",
+                                  ""};
       });
   kube::Config c;
   c.server = "https://127.0.0.1:1";

@@ -12,8 +12,8 @@
 namespace booster::notify {
 namespace {
 
-constexpr Kind kAllKinds[] = {Kind::kStepVerdict,  Kind::kPromoted,        Kind::kRollingBack,
-                              Kind::kRolledBack,   Kind::kFailed,          Kind::kConflict,
+constexpr Kind kAllKinds[] = {Kind::kStepVerdict,     Kind::kPromoted,       Kind::kRollingBack,
+                              Kind::kRolledBack,      Kind::kFailed,         Kind::kConflict,
                               Kind::kKnobsNotReached, Kind::kRollbackStalled};
 
 std::string Str(const Json& j, const char* pointer) {
@@ -97,35 +97,34 @@ absl::StatusOr<std::vector<Channel>> ParseChannels(const Json& notifications) {
     } else if (provider == "webhook") {
       c.provider = Provider::kWebhook;
     } else {
-      return absl::InvalidArgumentError(absl::StrCat(
-          at, ".provider: \"", provider, "\" is not one of slack, teams, webhook"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(at, ".provider: \"", provider, "\" is not one of slack, teams, webhook"));
     }
     c.secret_name = Str(n, "/secretRef/name");
     if (c.secret_name.empty()) {
       return absl::InvalidArgumentError(
-          at + ".secretRef.name: required, the Secret (in the profile's namespace) whose key "
-               "holds the webhook URL");
+          at +
+          ".secretRef.name: required, the Secret (in the profile's namespace) whose key "
+          "holds the webhook URL");
     }
     if (std::string key = Str(n, "/secretRef/key"); !key.empty()) c.secret_key = key;
+    // The CRD's default; unique per provider (its list-map keys).
     c.name = Str(n, "/name");
-    // As the CRD's rule: unique per provider, an unnamed entry counting as the name "".
+    if (c.name.empty()) c.name = "default";
     if (!names.insert(absl::StrCat(provider, "/", c.name)).second) {
       return absl::InvalidArgumentError(
           absl::StrCat(at, ": two notifications of one provider need different names"));
     }
-    if (c.name.empty()) c.name = absl::StrCat(ProviderName(c.provider), "-", i);
     if (n.contains("events")) {
       const Json& events = n["events"];
       if (!events.is_array()) return absl::InvalidArgumentError(at + ".events: must be a list");
       for (const Json& e : events) {
-        std::optional<Kind> k =
-            e.is_string() ? KindFromName(e.get<std::string>()) : std::nullopt;
+        std::optional<Kind> k = e.is_string() ? KindFromName(e.get<std::string>()) : std::nullopt;
         if (!k) {
           std::vector<std::string> all;
           for (Kind a : kAllKinds) all.emplace_back(KindName(a));
-          return absl::InvalidArgumentError(absl::StrCat(at, ".events: ", e.dump(),
-                                                         " is not one of ",
-                                                         absl::StrJoin(all, ", ")));
+          return absl::InvalidArgumentError(
+              absl::StrCat(at, ".events: ", e.dump(), " is not one of ", absl::StrJoin(all, ", ")));
         }
         c.kinds.insert(*k);
       }
@@ -244,8 +243,8 @@ std::string DecisionLine(const Message::Decision& d) {
 }
 
 bool Bad(const Message& m) {
-  return m.event_type == "Warning" || m.kind == Kind::kRollingBack ||
-         m.kind == Kind::kRolledBack || m.kind == Kind::kFailed;
+  return m.event_type == "Warning" || m.kind == Kind::kRollingBack || m.kind == Kind::kRolledBack ||
+         m.kind == Kind::kFailed;
 }
 
 }  // namespace
@@ -289,10 +288,10 @@ std::string RenderPayload(Provider p, const Message& m) {
                    {"type", "AdaptiveCard"},
                    {"version", "1.4"},
                    {"body", body}};
-      return Json{{"type", "message"},
-                  {"attachments",
-                   Json::array({{{"contentType", "application/vnd.microsoft.card.adaptive"},
-                                 {"content", card}}})}}
+      return Json{
+          {"type", "message"},
+          {"attachments", Json::array({{{"contentType", "application/vnd.microsoft.card.adaptive"},
+                                        {"content", card}}})}}
           .dump();
     }
     case Provider::kWebhook: {
@@ -310,12 +309,9 @@ std::string RenderPayload(Provider p, const Message& m) {
                 {"step", m.step},
                 {"time", time}};
       if (m.decision) {
-        j["decision"] = {{"verdict", m.decision->verdict},
-                         {"step", m.decision->step},
-                         {"reason", m.decision->reason},
-                         {"message", m.decision->message},
-                         {"dryRun", m.decision->dry_run},
-                         {"metrics", m.decision->metrics}};
+        j["decision"] = {{"verdict", m.decision->verdict}, {"step", m.decision->step},
+                         {"reason", m.decision->reason},   {"message", m.decision->message},
+                         {"dryRun", m.decision->dry_run},  {"metrics", m.decision->metrics}};
       }
       return j.dump();
     }

@@ -3,10 +3,10 @@
 // webhooks, a generic JSON webhook) and when a failed delivery is tried again. No I/O:
 // dispatcher.h sends what this renders (docs/notifications.md).
 //
-//   absl::StatusOr<std::vector<Channel>> channels = ParseChannels(profile["spec"]["notifications"]);
-//   std::optional<Kind> kind = KindOf({.reason = "RolledBack", .transition_to = "RolledBack"});
-//   Message m = BuildMessage(profile, facts, *kind, now);
-//   std::string body = RenderPayload(Provider::kSlack, m);
+//   absl::StatusOr<std::vector<Channel>> channels =
+//   ParseChannels(profile["spec"]["notifications"]); std::optional<Kind> kind = KindOf({.reason =
+//   "RolledBack", .transition_to = "RolledBack"}); Message m = BuildMessage(profile, facts, *kind,
+//   now); std::string body = RenderPayload(Provider::kSlack, m);
 #ifndef BOOSTER_OPERATOR_NOTIFY_NOTIFICATION_H_
 #define BOOSTER_OPERATOR_NOTIFY_NOTIFICATION_H_
 
@@ -45,9 +45,9 @@ std::set<Kind> DefaultKinds();
 
 // One entry of spec.notifications.
 struct Channel {
-  std::string name;  // spec's name, or "<provider>-<index>"; labels metrics and Events
+  std::string name;  // "default" unless named; labels metrics and Events
   Provider provider = Provider::kWebhook;
-  std::string secret_name;  // a Secret in the profile's namespace
+  std::string secret_name;             // a Secret in the profile's namespace
   std::string secret_key = "address";  // its key holding the URL
   std::set<Kind> kinds;
 
@@ -60,8 +60,8 @@ absl::StatusOr<std::vector<Channel>> ParseChannels(const Json& notifications);
 
 // One Event of a reconcile pass, as the state machine planned it.
 struct EventFacts {
-  std::string type;           // "Normal" or "Warning"
-  std::string reason;         // the Event's reason
+  std::string type;    // "Normal" or "Warning"
+  std::string reason;  // the Event's reason
   std::string message;
   std::string transition_to;  // the phase the pass moved to, when the Event is that move
 };

@@ -18,7 +18,7 @@ TEST(ParseChannelsTest, DefaultsNamesKeysAndKinds) {
      "events": ["RolledBack", "StepVerdict"]}])"));
   ASSERT_TRUE(c.ok()) << c.status();
   ASSERT_EQ(c->size(), 2u);
-  EXPECT_EQ((*c)[0].name, "slack-0");
+  EXPECT_EQ((*c)[0].name, "default");
   EXPECT_EQ((*c)[0].secret_key, "address");
   EXPECT_EQ((*c)[0].kinds, DefaultKinds());
   EXPECT_EQ((*c)[0].kinds.count(Kind::kStepVerdict), 0u) << "step verdicts only when asked";
@@ -84,19 +84,18 @@ const char kRolledBack[] = R"({
 
 TEST(BuildMessageTest, ADecisionCarriesItsEvidenceOneLinePerMetric) {
   const absl::Time t = absl::FromUnixSeconds(1796000000);
-  Message m = BuildMessage(Json::parse(kRolledBack),
-                           {"Warning", "RolledBack", "Deployment web is back to 4 replicas",
-                            "RolledBack"},
-                           Kind::kRolledBack, t);
+  Message m =
+      BuildMessage(Json::parse(kRolledBack),
+                   {"Warning", "RolledBack", "Deployment web is back to 4 replicas", "RolledBack"},
+                   Kind::kRolledBack, t);
   EXPECT_EQ(m.ns, "shop");
   EXPECT_EQ(m.profile, "bad");
   EXPECT_EQ(m.target, "web");
   EXPECT_EQ(m.phase, "RolledBack");
   ASSERT_TRUE(m.decision.has_value());
   EXPECT_EQ(m.decision->reason, "AnalysisFailed");
-  EXPECT_THAT(m.decision->metrics,
-              ElementsAre("latencyP99: Pass, +3.5% (p=0.41)",
-                          "listenOverflows: Fail, +inf% (p=1.2e-05)"));
+  EXPECT_THAT(m.decision->metrics, ElementsAre("latencyP99: Pass, +3.5% (p=0.41)",
+                                               "listenOverflows: Fail, +inf% (p=1.2e-05)"));
   // A promotion is not about a decision's evidence.
   EXPECT_FALSE(BuildMessage(Json::parse(kRolledBack), {"Normal", "Promoted", "", "Promoted"},
                             Kind::kPromoted, t)
@@ -105,10 +104,10 @@ TEST(BuildMessageTest, ADecisionCarriesItsEvidenceOneLinePerMetric) {
 
 TEST(RenderPayloadTest, EachProviderGetsItsShape) {
   const absl::Time t = absl::FromUnixSeconds(1796000000);
-  Message m = BuildMessage(Json::parse(kRolledBack),
-                           {"Warning", "AnalysisFailed", "step 1 failed: listenOverflows is worse",
-                            "RollingBack"},
-                           Kind::kRollingBack, t);
+  Message m = BuildMessage(
+      Json::parse(kRolledBack),
+      {"Warning", "AnalysisFailed", "step 1 failed: listenOverflows is worse", "RollingBack"},
+      Kind::kRollingBack, t);
   Json hook = Json::parse(RenderPayload(Provider::kWebhook, m));
   EXPECT_EQ(hook["kind"], "BoosterNotification");
   EXPECT_EQ(hook["event"], "RollingBack");

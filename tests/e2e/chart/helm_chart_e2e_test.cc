@@ -1648,7 +1648,7 @@ spec:
     absl::StatusOr<std::string> failures = events_of("bad", "NotificationFailed");
     ASSERT_TRUE(failures.ok()) << failures.status();
     std::cout << "NotificationFailed events: " << *failures << "\n";
-    EXPECT_THAT(*failures, HasSubstr("notification webhook-0 (webhook) of RollingBack not delivered"));
+    EXPECT_THAT(*failures, HasSubstr("notification default (webhook) of RollingBack not delivered"));
     EXPECT_THAT(*failures, ::testing::Not(HasSubstr("/hook/generic"))) << "the URL stays secret";
     ASSERT_TRUE(Kubectl({"-n", ns, "scale", "deploy", "hooks", "--replicas=1"}).ok());
     ASSERT_TRUE(WaitRolledOut(ns, "hooks", absl::Minutes(2)).ok()) << Diagnose(ns);
