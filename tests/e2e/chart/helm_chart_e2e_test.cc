@@ -1319,7 +1319,8 @@ spec:
     absl::Status s = WaitFor(
         [&]() -> absl::StatusOr<bool> {
           absl::StatusOr<std::vector<Json>> got = received(path);
-          if (!got.ok()) return got.status();
+          // The Service may route to the receiver a moment after it is ready.
+          if (!got.ok()) return absl::UnavailableError(got.status().ToString());
           for (const Json& j : *got) {
             if (match(j)) {
               found = j;
