@@ -4,6 +4,7 @@
 #include <chrono>
 #include <set>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 
@@ -28,7 +29,8 @@ absl::Status Dispatcher::Enqueue(const Json& profile, const EventFacts& event) {
               {"kind", profile.value("kind", "")},
               {"metadata", profile.value("metadata", Json::object())}};
   ref["metadata"].erase("managedFields");
-  std::lock_guard<std::mutex> l(mu_);
+  std::vector<DeliveryReport> dropped;  // told to the observer after the lock is released
+  std::unique_lock<std::mutex> l(mu_);
   for (const Channel& c : *channels) {
     if (c.kinds.count(*kind) == 0) continue;
     Delivery d;
@@ -45,16 +47,21 @@ absl::Status Dispatcher::Enqueue(const Json& profile, const EventFacts& event) {
     d.body = RenderPayload(c.provider, m);
     d.next_at = now;
     if (queue_.size() >= kMaxQueued) {
-      Delivery dropped = std::move(queue_.front());
+      DeliveryReport r = std::move(queue_.front().report);
       queue_.pop_front();
-      dropped.report.error = absl::ResourceExhaustedError(absl::StrCat(
+      r.error = absl::ResourceExhaustedError(absl::StrCat(
           "dropped: more than ", kMaxQueued, " notifications waiting to be delivered"));
-      dropped.report.final = true;
-      if (observer_ != nullptr) observer_->Failed(dropped.report);
+      r.final = true;
+      dropped.push_back(std::move(r));
     }
     queue_.push_back(std::move(d));
   }
+  l.unlock();
   cv_.notify_all();
+  // The observer records Events (API calls): never under the lock every reconcile takes.
+  if (observer_ != nullptr) {
+    for (const DeliveryReport& r : dropped) observer_->Failed(r);
+  }
   return absl::OkStatus();
 }
 

@@ -169,6 +169,17 @@ TEST_F(DispatcherTest, AMissingSecretIsRetriedAndUsedOnceItExists) {
   EXPECT_EQ(Json::parse(poster_.posts[0].second)["type"], "message");
 }
 
+TEST_F(DispatcherTest, AFullQueueGivesUpTheOldestAndSaysSo) {
+  Json p = Profile(R"([{"name": "hooks", "provider": "webhook", "secretRef": {"name": "hooks"}}])");
+  for (size_t i = 0; i < Dispatcher::kMaxQueued + 2; ++i)
+    ASSERT_TRUE(d_.Enqueue(p, kPromoted).ok());
+  EXPECT_EQ(d_.Pending(), Dispatcher::kMaxQueued);
+  ASSERT_EQ(observer_.failed.size(), 2u);
+  EXPECT_TRUE(observer_.failed[0].final);
+  EXPECT_TRUE(absl::IsResourceExhausted(observer_.failed[0].error));
+  EXPECT_TRUE(poster_.posts.empty());
+}
+
 TEST_F(DispatcherTest, ABrokenSpecIsReportedAndNothingQueued) {
   Json p = Profile(R"([{"provider": "pigeon", "secretRef": {"name": "hooks"}}])");
   absl::Status s = d_.Enqueue(p, kPromoted);
