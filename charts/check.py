@@ -85,7 +85,7 @@ def api_calls():
     for h in headers:
         with open(h) as f:
             for name, group, plural in re.findall(
-                    r'inline const (?:kube::)?Resource (k\w+)\{"([^"]*)",\s*"[^"]*",\s*"([^"]+)"',
+                    r'inline const (?:kube::)?Resource (k\w+)\{\s*"([^"]*)",\s*"[^"]*",\s*"([^"]+)"',
                     f.read()):
                 resources[name] = (group, plural)
     used = {}
@@ -148,8 +148,9 @@ def main():
     check(len(find(docs, "CustomResourceDefinition", "boosterprofiles.booster.dev")) == 1,
           "the chart carries the BoosterProfile CRD")
     with open(os.path.join(ROOT, "crds", "boosterprofile.yaml")) as f:
-        check(find(docs, "CustomResourceDefinition")[0] == yaml.safe_load(f),
-              "the chart's CRD is crds/boosterprofile.yaml")
+        check(find(docs, "CustomResourceDefinition") == [d for d in yaml.safe_load_all(f) if d],
+              "the chart's CRDs are crds/boosterprofile.yaml's (the profile's and the two "
+              "analysis templates')")
     args = operator_args(docs)
     for flag in ("--leader-elect=true", "--leader-election-namespace=booster-system",
                  "--agent-image=booster/agent:0.1.0", "--metrics-bind-address=0.0.0.0:8080",

@@ -1,5 +1,8 @@
 #!/usr/bin/env python3
-"""Checks crds/boosterprofile.yaml.
+"""Checks crds/boosterprofile.yaml: the BoosterProfile CRD, then the two analysis template
+CRDs (BoosterAnalysisTemplate, BoosterClusterAnalysisTemplate), whose spec.analysis is the
+profile's spec.rollout.analysis without templateRef. `--write-templates` writes those two
+from the profile's schema; offline, the file must hold exactly what it would write.
 
 Offline (always): the structural-schema rules the API server enforces on a CRD (every
 node typed, no `properties` next to `additionalProperties`, required fields declared,
@@ -17,8 +20,10 @@ and creates the examples in a scratch namespace to show the printer columns and 
 
   crds/check.py                 # offline
   crds/check.py --cluster       # also against the API server
+  crds/check.py --write-templates   # after an edit of the profile's analysis schema
 """
 import argparse
+import copy
 import glob
 import os
 import re
@@ -131,7 +136,9 @@ def validate(value, schema, path, errs):
                 validate(v, props[k], f"{path}.{k}", errs)
             elif isinstance(extra, dict):
                 validate(v, extra, f"{path}[{k}]", errs)
-            elif path != "" and not schema.get("x-kubernetes-preserve-unknown-fields"):
+            elif path not in ("", ".metadata") and not schema.get(
+                    "x-kubernetes-preserve-unknown-fields"):
+                # metadata's other fields (labels, annotations) are the API server's own.
                 errs.append(f"{path}.{k}: unknown field (the API server would prune it)")
 
 
@@ -179,9 +186,93 @@ def check_metric_names(schema):
         print(f"offline: the CRD's {len(crd)} metric names are those of {rel}")
 
 
-def offline():
+TEMPLATE_HEADER = """
+# The shared analysis templates (docs/analysis-templates.md): written by
+# `crds/check.py --write-templates` from the BoosterProfile's spec.rollout.analysis above;
+# edit that, not these.
+"""
+TEMPLATES = (("BoosterAnalysisTemplate", "boosteranalysistemplates", "Namespaced", "bat",
+              "in its namespace"),
+             ("BoosterClusterAnalysisTemplate", "boosterclusteranalysistemplates", "Cluster",
+              "bcat", "in every namespace"))
+
+
+def template_crds(profile):
+    """The two template CRDs, their analysis schema taken from the profile's."""
+    schema = profile["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+    analysis = copy.deepcopy(
+        schema["properties"]["spec"]["properties"]["rollout"]["properties"]["analysis"])
+    del analysis["properties"]["templateRef"]
+    analysis.pop("default", None)
+    analysis["minProperties"] = 1
+    out = []
+    for kind, plural, scope, short, where in TEMPLATES:
+        a = copy.deepcopy(analysis)
+        a["description"] = (
+            "The analysis block of the profiles " + where + " that name this template in "
+            "spec.rollout.analysis.templateRef: the fields of a BoosterProfile's "
+            "spec.rollout.analysis (docs/crd.md), each of which a profile may override.")
+        out.append({
+            "apiVersion": "apiextensions.k8s.io/v1",
+            "kind": "CustomResourceDefinition",
+            "metadata": {"name": f"{plural}.booster.dev", "labels": profile["metadata"]["labels"]},
+            "spec": {
+                "group": "booster.dev",
+                "scope": scope,
+                "names": {"kind": kind, "listKind": kind + "List", "plural": plural,
+                          "singular": kind.lower(), "shortNames": [short],
+                          "categories": ["booster"]},
+                "versions": [{
+                    "name": "v1alpha1", "served": True, "storage": True,
+                    "additionalPrinterColumns": [
+                        {"name": "Mode", "type": "string", "jsonPath": ".spec.analysis.mode"},
+                        {"name": "Interval", "type": "string",
+                         "jsonPath": ".spec.analysis.interval"},
+                        {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"}],
+                    "schema": {"openAPIV3Schema": {
+                        "type": "object",
+                        "required": ["spec"],
+                        "properties": {
+                            "apiVersion": {"type": "string"},
+                            "kind": {"type": "string"},
+                            "metadata": {"type": "object", "properties": {"name": {
+                                "type": "string", "maxLength": 253,
+                                "pattern": "^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$"}}},
+                            "spec": {"type": "object", "required": ["analysis"],
+                                     "properties": {"analysis": a}}}}}}]}})
+    return out
+
+
+def load_crds():
     with open(CRD) as f:
-        crd = yaml.safe_load(f)
+        text = f.read()
+    return text, [d for d in yaml.safe_load_all(text) if d]
+
+
+def write_templates():
+    text, docs = load_crds()
+    profile_text = text.split("\n---\n")[0].rstrip("\n") + "\n"
+    body = "---\n".join(yaml.safe_dump(t, sort_keys=False, width=100) for t in template_crds(docs[0]))
+    with open(CRD, "w") as f:
+        f.write(profile_text + "---" + TEMPLATE_HEADER + body)
+    print(f"wrote the template CRDs into {os.path.relpath(CRD, ROOT)}")
+
+
+def schema_for(docs, kind):
+    for d in docs:
+        if d["spec"]["names"]["kind"] == kind:
+            return d["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+    return None
+
+
+def offline():
+    _, docs = load_crds()
+    crd = docs[0]
+    if docs[1:] != template_crds(crd):
+        problem("the template CRDs in crds/boosterprofile.yaml are not the profile's analysis "
+                "schema: run crds/check.py --write-templates")
+    for t in docs[1:]:
+        walk(t["spec"]["versions"][0]["schema"]["openAPIV3Schema"], t["spec"]["names"]["kind"])
     spec = crd["spec"]
     if spec["group"] != "booster.dev" or spec["scope"] != "Namespaced":
         problem("group/scope")
@@ -214,13 +305,18 @@ def offline():
     for f in sorted(glob.glob(os.path.join(ROOT, "examples", "*.yaml")) +
                     glob.glob(os.path.join(ROOT, "crds", "testdata", "semantic", "*.yaml"))):
         with open(f) as fh:
-            doc = yaml.safe_load(fh)
-        errs = []
-        validate(doc, schema, "", errs)
-        for e in errs:
-            problem(f"{os.path.relpath(f, ROOT)}: {e}")
-        checked += 1
-    print(f"offline: CRD structure checked, {checked} valid profiles match the schema")
+            objects = [d for d in yaml.safe_load_all(fh) if d]
+        for doc in objects:
+            errs = []
+            kind_schema = schema_for(docs, doc.get("kind"))
+            if kind_schema is None:
+                problem(f"{os.path.relpath(f, ROOT)}: kind {doc.get('kind')!r} is not Booster's")
+                continue
+            validate(doc, kind_schema, "", errs)
+            for e in errs:
+                problem(f"{os.path.relpath(f, ROOT)}: {e}")
+            checked += 1
+    print(f"offline: CRD structure checked, {checked} valid objects match their schemas")
     return crd
 
 
@@ -236,7 +332,8 @@ def cluster(namespace):
         return
     print(r.stdout.strip())
     r = kubectl("wait", "--for=condition=Established", "--timeout=30s",
-                "crd/boosterprofiles.booster.dev")
+                "crd/boosterprofiles.booster.dev", "crd/boosteranalysistemplates.booster.dev",
+                "crd/boosterclusteranalysistemplates.booster.dev")
     if r.returncode != 0:
         problem(f"CRD not established: {r.stderr.strip()}")
         return
@@ -272,7 +369,9 @@ def cluster(namespace):
                 "jsonpath={.spec.rollout.progressDeadline} {.spec.rollout.analysis.confidence} "
                 "{.spec.targetRef.apiVersion} {.spec.rollout.analysis.maxExtensions}")
     print(f"server defaults on payments: {r.stdout}")
-    if r.stdout.split() != ["10m", "0.95", "apps/v1", "2"]:
+    # The analysis fields have no server default (a shared template may set them; the
+    # operator applies their defaults): confidence and maxExtensions stay empty.
+    if r.stdout.split(" ") != ["10m", "", "apps/v1", ""]:
         problem(f"defaults not applied as documented: {r.stdout!r}")
     # targetRef is immutable.
     r = kubectl("patch", "bp", "checkout", "-n", namespace, "--type=merge", "-p",
@@ -300,7 +399,10 @@ def main():
     ap.add_argument("--cluster", action="store_true")
     ap.add_argument("--namespace", default="booster-crd-check")
     ap.add_argument("--keep", action="store_true", help="keep the scratch namespace")
+    ap.add_argument("--write-templates", action="store_true")
     args = ap.parse_args()
+    if args.write_templates:
+        write_templates()
     offline()
     if args.cluster:
         try:
@@ -308,6 +410,9 @@ def main():
         finally:
             if not args.keep:
                 kubectl("delete", "namespace", args.namespace, "--wait=false")
+                # Cluster-scoped objects of the examples do not go with the namespace.
+                kubectl("delete", "boosterclusteranalysistemplates", "--ignore-not-found",
+                        "-l", "booster.dev/example=true")
     if problems:
         print(f"{len(problems)} problem(s)")
         return 1

@@ -270,7 +270,8 @@ absl::Status OperatorProcess::Build() {
   kube::Client* c = client_.get();
   auto informer = [&](const kube::Resource& r, std::string selector) {
     kube::InformerOptions io;
-    io.ns = options_.ns;
+    io.ns = r.namespaced ? options_.ns : "";
+    io.index_namespace = r.namespaced;
     io.label_selector = std::move(selector);
     io.index_owner = false;
     return std::make_unique<kube::Informer>(c, r, io, clock_);
@@ -286,6 +287,39 @@ absl::Status OperatorProcess::Build() {
                 {"replicasets", replicasets_.get()},
                 {"pods", pods_.get()},
                 {"horizontalpodautoscalers", hpas_.get()}};
+  // The templates' CRDs come with the profile's (crds/boosterprofile.yaml), but `helm
+  // upgrade` does not install new CRDs: without them the operator runs on, and a profile
+  // naming a template holds with InvalidSpec saying it is not found.
+  auto served = [&](const kube::Resource& r) {
+    kube::ListOptions one;
+    one.limit = 1;
+    absl::StatusOr<Json> probe = c->List(r, r.namespaced ? options_.ns : "", one);
+    if (probe.ok()) return true;
+    if (absl::IsNotFound(probe.status())) {
+      Log(Level::kWarning,
+          "analysis templates are not served (their CRD is not installed): profiles naming "
+          "one hold until it is and the operator restarts; kubectl apply -f "
+          "crds/boosterprofile.yaml",
+          {{"resource", r.resource}, {"error", probe.status().ToString()}});
+      return false;
+    }
+    if (absl::IsPermissionDenied(probe.status())) {
+      Log(Level::kWarning,
+          "analysis templates may not be listed (RBAC): profiles naming one hold; grant "
+          "list and watch on them (the Helm chart's rules do)",
+          {{"resource", r.resource}, {"error", probe.status().ToString()}});
+      return false;
+    }
+    return true;  // anything else (the API server not reachable yet): the informer retries
+  };
+  if (served(kBoosterAnalysisTemplates)) {
+    analysis_templates_ = informer(kBoosterAnalysisTemplates, "");
+    informers_.push_back({"boosteranalysistemplates", analysis_templates_.get()});
+  }
+  if (served(kBoosterClusterAnalysisTemplates)) {
+    cluster_analysis_templates_ = informer(kBoosterClusterAnalysisTemplates, "");
+    informers_.push_back({"boosterclusteranalysistemplates", cluster_analysis_templates_.get()});
+  }
   // Namespaces opt in (namespace_policy.h). Watching one namespace, the installer chose
   // it: it is opted in, and Namespace labels (cluster-scoped) are not read. Watching all,
   // with a label, the opted-in Namespaces are watched (that label only).
@@ -383,7 +417,10 @@ absl::Status OperatorProcess::Build() {
   }
   reconciler_ = std::make_unique<ProfileReconciler>(
       c, ReconcilerStores{&profiles_->store(), &deployments_->store(), &hpas_->store(),
-                          &pods_->store()},
+                          &pods_->store(),
+                          analysis_templates_ ? &analysis_templates_->store() : nullptr,
+                          cluster_analysis_templates_ ? &cluster_analysis_templates_->store()
+                                                      : nullptr},
       recorder_.get(), &verdicts_, clock_, ro, steps_.get());
   controller_ = std::make_unique<kube::Controller>(
       clock_, [this](const std::string& key) { return ReconcileAndMeasure(key); },
@@ -394,6 +431,14 @@ absl::Status OperatorProcess::Build() {
   replicasets_->AddEventHandler(EnqueueProfilesOf(ps, ObjectKind::kReplicaSet, controller_.get()));
   pods_->AddEventHandler(EnqueueProfilesOf(ps, ObjectKind::kPod, controller_.get()));
   hpas_->AddEventHandler(EnqueueProfilesOf(ps, ObjectKind::kHpa, controller_.get()));
+  if (analysis_templates_) {
+    analysis_templates_->AddEventHandler(
+        EnqueueProfilesOf(ps, ObjectKind::kAnalysisTemplate, controller_.get()));
+  }
+  if (cluster_analysis_templates_) {
+    cluster_analysis_templates_->AddEventHandler(
+        EnqueueProfilesOf(ps, ObjectKind::kClusterAnalysisTemplate, controller_.get()));
+  }
   if (namespaces_) {
     // A namespace that opts in or out: its profiles are looked at again.
     auto enqueue = [ps, this](const kube::ObjectPtr& n) {

@@ -103,6 +103,9 @@ class OperatorProcess {
 
   // Informers, in the order they start; the reconciler reads their stores.
   std::unique_ptr<kube::Informer> profiles_, deployments_, replicasets_, pods_, hpas_;
+  // Shared analysis templates; null when their CRDs are not installed (the API server
+  // does not serve the resource): a profile naming one then holds, InvalidSpec.
+  std::unique_ptr<kube::Informer> analysis_templates_, cluster_analysis_templates_;
   // Opted-in Namespaces (with --namespace-label, watching every namespace), else null.
   std::unique_ptr<kube::Informer> namespaces_;
   NamespacePolicy namespace_policy_;

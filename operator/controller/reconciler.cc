@@ -15,6 +15,7 @@
 #include "operator/kube/helpers.h"
 #include "operator/kube/json.h"
 #include "operator/rollout/pod_template.h"
+#include "operator/rollout/profile/analysis_template.h"
 #include "operator/rollout/profile/hash.h"
 #include "operator/rollout/profile/names.h"
 #include "operator/rollout/profile/spec.h"
@@ -105,6 +106,21 @@ std::vector<std::string> ProfileKeysFor(const kube::Store& profiles, ObjectKind 
     case ObjectKind::kHpa: {
       if (kube::JsonString(obj, "/spec/scaleTargetRef/kind") == "Deployment") {
         by_target(kube::JsonString(obj, "/spec/scaleTargetRef/name"));
+      }
+      break;
+    }
+    case ObjectKind::kAnalysisTemplate:
+    case ObjectKind::kClusterAnalysisTemplate: {
+      const bool cluster = kind == ObjectKind::kClusterAnalysisTemplate;
+      const std::string name = kube::JsonString(obj, "/metadata/name");
+      for (const ObjectPtr& p : profiles.List()) {
+        if (!cluster && kube::JsonString(*p, "/metadata/namespace") != ns) continue;
+        absl::StatusOr<std::optional<rollout::AnalysisTemplateRef>> ref =
+            rollout::AnalysisTemplateRefOf(*p);
+        if (ref.ok() && ref->has_value() && (*ref)->name == name &&
+            ((*ref)->kind == rollout::kClusterAnalysisTemplateKind) == cluster) {
+          keys.push_back(kube::ObjectKey(*p));
+        }
       }
       break;
     }
@@ -201,21 +217,24 @@ std::vector<rollout::RejectedPod> ProfileReconciler::RejectedPods(const std::str
   return out;
 }
 
-std::pair<std::string, int32_t> ProfileReconciler::HpaFor(const std::string& ns,
-                                                          const std::string& target) const {
-  if (stores_.hpas == nullptr || target.empty()) return {"", 0};
-  std::vector<std::pair<std::string, int32_t>> found;
+ProfileReconciler::HpaFacts ProfileReconciler::HpaFor(const std::string& ns,
+                                                      const std::string& target) const {
+  if (stores_.hpas == nullptr || target.empty()) return {};
+  std::vector<HpaFacts> found;
   for (const ObjectPtr& h : stores_.hpas->ByIndex(kube::kNamespaceIndex, ns)) {
     if (kube::JsonString(*h, "/spec/scaleTargetRef/kind") == "Deployment" &&
         kube::JsonString(*h, "/spec/scaleTargetRef/name") == target) {
-      Json::json_pointer mp("/spec/minReplicas");
-      int32_t min = 1;  // the API server's default
-      if (h->contains(mp) && h->at(mp).is_number_integer()) min = h->at(mp).get<int32_t>();
-      found.push_back({kube::JsonString(*h, "/metadata/name"), min});
+      HpaFacts f{kube::JsonString(*h, "/metadata/name"), 1};  // minReplicas: the API's default
+      Json::json_pointer mp("/spec/minReplicas"), dp("/status/desiredReplicas");
+      if (h->contains(mp) && h->at(mp).is_number_integer()) f.min = h->at(mp).get<int32_t>();
+      if (h->contains(dp) && h->at(dp).is_number_integer()) f.desired = h->at(dp).get<int32_t>();
+      found.push_back(f);
     }
   }
-  if (found.empty()) return {"", 0};
-  std::sort(found.begin(), found.end());  // deterministic when (wrongly) several exist
+  if (found.empty()) return {};
+  // Deterministic when (wrongly) several exist.
+  std::sort(found.begin(), found.end(),
+            [](const HpaFacts& a, const HpaFacts& b) { return a.name < b.name; });
   return found.front();
 }
 
@@ -320,11 +339,33 @@ absl::StatusOr<kube::Result> ProfileReconciler::Reconcile(const std::string& key
     if (observer_ != nullptr) observer_->Forgotten(ns, name);
     return kube::Result::Done();
   }
-  absl::StatusOr<rollout::Profile> profile = rollout::ParseProfile(*cached);
+  // A shared analysis template (spec.rollout.analysis.templateRef) is merged in first: the
+  // profile is judged as if its block were written in it. The object written back is always
+  // the profile as stored (`cached`).
+  const rollout::ResolvedProfile resolved = rollout::ResolveAnalysisTemplate(
+      *cached,
+      [this](const rollout::AnalysisTemplateRef& ref, const std::string& in) -> ObjectPtr {
+        const bool cluster = ref.kind == rollout::kClusterAnalysisTemplateKind;
+        kube::Store* s = cluster ? stores_.cluster_analysis_templates : stores_.analysis_templates;
+        return s == nullptr ? nullptr : s->Get(cluster ? ref.name : Key(in, ref.name));
+      });
+  absl::StatusOr<rollout::Profile> profile = rollout::ParseProfile(resolved.profile);
   if (!profile.ok()) {
     Log(Level::kWarning, "not a BoosterProfile; ignored",
         {{"profile", key}, {"error", std::string(profile.status().message())}});
     return kube::Result::Done();
+  }
+  // A promoted or rolled-back profile judges nothing: a template deleted (or broken) after
+  // it was used does not turn it Failed. The next rollout (a Reverify) holds on it instead.
+  const bool judges_nothing = profile->status.phase == rollout::Phase::kPromoted ||
+                              profile->status.phase == rollout::Phase::kRolledBack;
+  if (!resolved.error.ok() && !judges_nothing) {
+    profile->spec = resolved.error;  // held (in flight) or Failed, InvalidSpec, until fixed
+  } else if (resolved.used && !profile->spec.ok()) {
+    profile->spec = absl::InvalidArgumentError(absl::StrCat(
+        profile->spec.status().message(), " (with ", resolved.used->kind, " \"",
+        resolved.used->name, "\" generation ", resolved.used->generation,
+        " merged into spec.rollout.analysis)"));
   }
 
   // Observations. The target's name comes from the spec, or from the raw field when the
@@ -335,11 +376,13 @@ absl::StatusOr<kube::Result> ProfileReconciler::Reconcile(const std::string& key
   if (canary_name.empty() && !target_name.empty()) canary_name = target_name + kCanarySuffix;
   ObjectPtr target = Deployment(ns, target_name);
   ObjectPtr canary = Deployment(ns, canary_name);
-  const auto [hpa_name, hpa_min] = HpaFor(ns, target_name);
+  const HpaFacts hpa = HpaFor(ns, target_name);
   rollout::Observations obs{rollout::ObserveDeployment(target ? *target : Json(nullptr)),
                             rollout::ObserveDeployment(canary ? *canary : Json(nullptr)),
-                            hpa_name};
-  obs.hpa_min_replicas = hpa_min;
+                            hpa.name};
+  obs.hpa_min_replicas = hpa.min;
+  obs.hpa_desired_replicas = hpa.desired;
+  obs.analysis_template = resolved.error.ok() ? resolved.used : profile->status.analysis_template;
   // The fresh baseline goes with the canary (status.canaryName + "-baseline"), so a target
   // given back after targetRef moved on loses its baseline too.
   if (!canary_name.empty()) {

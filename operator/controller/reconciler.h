@@ -48,17 +48,30 @@ inline const kube::Resource kBoosterProfiles{"booster.dev", "v1alpha1", "booster
 inline const kube::Resource kReplicaSets{"apps", "v1", "replicasets", true};
 inline const kube::Resource kHorizontalPodAutoscalers{"autoscaling", "v2",
                                                       "horizontalpodautoscalers", true};
+// Shared analysis templates (operator/rollout/profile/analysis_template.h).
+inline const kube::Resource kBoosterAnalysisTemplates{"booster.dev", "v1alpha1",
+                                                      "boosteranalysistemplates", true};
+inline const kube::Resource kBoosterClusterAnalysisTemplates{
+    "booster.dev", "v1alpha1", "boosterclusteranalysistemplates", false};
 
 // Index of the profile store: "namespace/deployment" of spec.targetRef.
 inline constexpr char kTargetIndex[] = "booster.dev/target";
 std::vector<std::string> ProfileTargetIndexFunc(const Json& profile);
 
-enum class ObjectKind { kDeployment, kReplicaSet, kPod, kHpa };
+enum class ObjectKind {
+  kDeployment,
+  kReplicaSet,
+  kPod,
+  kHpa,
+  kAnalysisTemplate,
+  kClusterAnalysisTemplate
+};
 
 // Keys ("namespace/name") of the profiles an event on `obj` concerns: a target Deployment
 // (through kTargetIndex), a canary Deployment (its profile label), the ReplicaSets of
 // either (their owning Deployment), pods (the booster.dev/profile annotation the
-// enrolled template carries) and HPAs (their scaleTargetRef).
+// enrolled template carries), HPAs (their scaleTargetRef) and analysis templates (the
+// profiles whose spec.rollout.analysis.templateRef names them).
 std::vector<std::string> ProfileKeysFor(const kube::Store& profiles, ObjectKind kind,
                                         const Json& obj);
 
@@ -128,6 +141,10 @@ struct ReconcilerStores {
   // Pods labelled booster.dev/arm, indexed by namespace; may be null: no pod the kubelet
   // refused is ever seen (Observations::rejected_pods).
   kube::Store* pods = nullptr;
+  // BoosterAnalysisTemplates and BoosterClusterAnalysisTemplates; may be null: a profile
+  // naming a template then holds with InvalidSpec "not found".
+  kube::Store* analysis_templates = nullptr;
+  kube::Store* cluster_analysis_templates = nullptr;
 };
 
 struct ReconcilerOptions {
@@ -173,8 +190,14 @@ class ProfileReconciler {
   absl::Status Execute(const rollout::Action& action, const std::string& ns, Json* profile);
   absl::Status PatchProfileFinalizer(bool add, const std::string& ns, Json* profile);
   ObjectPtr Deployment(const std::string& ns, const std::string& name);
-  // The HPA whose scaleTargetRef is `target`: its name ("" = none) and minReplicas.
-  std::pair<std::string, int32_t> HpaFor(const std::string& ns, const std::string& target) const;
+  // The HPA whose scaleTargetRef is `target`: its name ("" = none), minReplicas and the
+  // desiredReplicas of its status (0 = not published yet).
+  struct HpaFacts {
+    std::string name;
+    int32_t min = 0;
+    int32_t desired = 0;
+  };
+  HpaFacts HpaFor(const std::string& ns, const std::string& target) const;
   // Hands one new Event to options_.notify; reports what it refused.
   void Notify(const std::string& key, const Json& profile, const rollout::Action& event);
   // Records the Events of the pass after the ones an earlier pass could not record.

@@ -895,6 +895,74 @@ TEST_F(ReconcilerTest, ARetargetedProfileGivesTheOldDeploymentBackFirst) {
   EXPECT_FALSE(api_.Get(kProfilePath)["status"].contains("targetName"));
 }
 
+// A profile judged on a cluster template: missing, it is InvalidSpec naming it; created,
+// the profile carries on with the template merged and its generation recorded; deleted
+// after the promotion, the promoted profile stays Promoted.
+TEST_F(ReconcilerTest, AClusterAnalysisTemplateIsMergedRecordedAndNeededOnlyToJudge) {
+  kube::Store templates, cluster_templates;
+  reconciler_ = std::make_unique<ProfileReconciler>(
+      client_.get(),
+      ReconcilerStores{&api_.profiles_, &api_.deployments_, &api_.hpas_, &api_.pods_,
+                       &templates, &cluster_templates},
+      recorder_.get(), &verdicts_, &clock_, ReconcilerOptions{}, &observer_);
+  Json p = Profile();
+  p["spec"]["rollout"]["analysis"] =
+      Json::parse(R"({"templateRef": {"kind": "BoosterClusterAnalysisTemplate", "name": "slo"}})");
+  api_.Put(kProfilePath, p);
+  api_.Put(kTargetPath, Target(4));
+  api_.SettleDeployments();
+  api_.Sync();
+  ASSERT_TRUE(Reconcile().ok());
+  Json status = api_.Get(kProfilePath)["status"];
+  EXPECT_EQ(status["phase"], "Failed");
+  std::string message;
+  for (const Json& c : status["conditions"]) {
+    if (c["type"] == "InvalidSpec") message = c.value("message", "");
+  }
+  EXPECT_THAT(message, HasSubstr("BoosterClusterAnalysisTemplate \"slo\" not found"));
+  EXPECT_FALSE(status.contains("analysisTemplate"));
+
+  cluster_templates.Upsert(std::make_shared<const Json>(Json::parse(R"({
+      "kind": "BoosterClusterAnalysisTemplate",
+      "metadata": {"name": "slo", "generation": 4},
+      "spec": {"analysis": {"mode": "Time", "interval": "20s"}}})")));
+  DriveUntil([&] { return PhaseOnServer() == Phase::kPromoted; });
+  status = api_.Get(kProfilePath)["status"];
+  EXPECT_EQ(status["analysisTemplate"], Json::parse(R"({"kind": "BoosterClusterAnalysisTemplate",
+                                                        "name": "slo", "generation": 4})"));
+  // The stored profile still names the template: the merge is the operator's own copy.
+  EXPECT_TRUE(api_.Get(kProfilePath)["spec"]["rollout"]["analysis"].contains("templateRef"));
+
+  cluster_templates.Delete("slo");
+  ASSERT_TRUE(Reconcile().ok());
+  status = api_.Get(kProfilePath)["status"];
+  EXPECT_EQ(status["phase"], "Promoted");
+  EXPECT_EQ(status["analysisTemplate"]["generation"], 4);
+}
+
+TEST(ProfileKeysForTest, AnAnalysisTemplateConcernsTheProfilesNamingIt) {
+  kube::Store profiles;
+  Json cluster_user = Profile();
+  cluster_user["spec"]["rollout"]["analysis"] =
+      Json::parse(R"({"templateRef": {"kind": "BoosterClusterAnalysisTemplate", "name": "slo"}})");
+  profiles.Upsert(std::make_shared<const Json>(cluster_user));
+  Json ns_user = Profile();
+  ns_user["metadata"]["name"] = "api";
+  ns_user["spec"]["rollout"]["analysis"] = Json::parse(R"({"templateRef": {"name": "slo"}})");
+  profiles.Upsert(std::make_shared<const Json>(ns_user));
+  Json elsewhere = ns_user;
+  elsewhere["metadata"]["namespace"] = "other";
+  profiles.Upsert(std::make_shared<const Json>(elsewhere));
+  const Json cluster_template = {{"metadata", {{"name", "slo"}}}};
+  EXPECT_EQ(ProfileKeysFor(profiles, ObjectKind::kClusterAnalysisTemplate, cluster_template),
+            std::vector<std::string>{"shop/web"});
+  const Json ns_template = {{"metadata", {{"name", "slo"}, {"namespace", "shop"}}}};
+  EXPECT_EQ(ProfileKeysFor(profiles, ObjectKind::kAnalysisTemplate, ns_template),
+            std::vector<std::string>{"shop/api"});
+  const Json other_name = {{"metadata", {{"name", "latency"}, {"namespace", "shop"}}}};
+  EXPECT_TRUE(ProfileKeysFor(profiles, ObjectKind::kAnalysisTemplate, other_name).empty());
+}
+
 TEST(ProfileKeysForTest, MapsEveryRelatedObjectToItsProfile) {
   kube::Store profiles;
   profiles.AddIndexer(kTargetIndex, ProfileTargetIndexFunc);

@@ -163,6 +163,17 @@ TEST(RenderStatusTest, TheStateBlockConditionsAndHistory) {
                         "the fresh baseline web-booster-baseline"));
 }
 
+TEST(RenderStatusTest, TheAnalysisLineNamesTheTemplateAndItsGeneration) {
+  Json p = Profile();
+  EXPECT_THAT(RenderStatus(p, {}, kNow), HasSubstr("mode Metrics, stepDuration 1m"));
+  p["spec"]["rollout"]["analysis"] =
+      Json::parse(R"({"templateRef": {"kind": "BoosterClusterAnalysisTemplate", "name": "slo"}})");
+  p["status"]["analysisTemplate"] =
+      Json::parse(R"({"kind": "BoosterClusterAnalysisTemplate", "name": "slo", "generation": 3})");
+  EXPECT_THAT(RenderStatus(p, {}, kNow),
+              HasSubstr("BoosterClusterAnalysisTemplate slo (generation 3), stepDuration 1m"));
+}
+
 TEST(RenderStatusTest, NoStatusAndNoEventsAreSaidSo) {
   Json p = Profile();
   p.erase("status");

@@ -13,6 +13,8 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "operator/rollout/profile/analysis_template.h"
+#include "operator/rollout/profile/names.h"
 #include "operator/rollout/profile/spec.h"
 #include "yaml-cpp/yaml.h"
 
@@ -72,17 +74,57 @@ std::string CommentValue(const fs::path& file, const std::string& prefix) {
   return "";
 }
 
-absl::StatusOr<Profile> Load(const fs::path& file) {
-  return ParseProfile(ToJson(YAML::LoadFile(file.string())));
+// The profiles of a file (one or more documents), each with the analysis templates of the
+// same file merged in as the operator merges them (analysis_template.h). A file that holds
+// only templates yields one profile naming each, so a bad template shows as a bad profile.
+std::vector<absl::StatusOr<Profile>> Load(const fs::path& file) {
+  std::vector<Json> profiles, templates;
+  for (const YAML::Node& doc : YAML::LoadAllFromFile(file.string())) {
+    Json j = ToJson(doc);
+    if (j.is_null()) continue;
+    (j.value("kind", "") == kKind ? profiles : templates).push_back(std::move(j));
+  }
+  if (profiles.empty()) {
+    for (const Json& t : templates) {
+      profiles.push_back({{"kind", kKind},
+                          {"metadata", {{"name", "uses-template"}, {"namespace", "ns"}}},
+                          {"spec",
+                           {{"targetRef", {{"kind", "Deployment"}, {"name", "web"}}},
+                            {"rollout",
+                             {{"analysis",
+                               {{"templateRef",
+                                 {{"kind", t["kind"]}, {"name", t["metadata"]["name"]}}}}}}}}}});
+    }
+  }
+  AnalysisTemplateLookup lookup = [&](const AnalysisTemplateRef& ref,
+                                      const std::string&) -> std::shared_ptr<const Json> {
+    for (const Json& t : templates) {
+      if (t.value("kind", "") == ref.kind && t["metadata"].value("name", "") == ref.name) {
+        return std::make_shared<const Json>(t);
+      }
+    }
+    return nullptr;
+  };
+  std::vector<absl::StatusOr<Profile>> out;
+  for (const Json& p : profiles) {
+    ResolvedProfile r = ResolveAnalysisTemplate(p, lookup);
+    absl::StatusOr<Profile> parsed = ParseProfile(r.profile);
+    if (parsed.ok() && !r.error.ok()) parsed->spec = r.error;
+    out.push_back(std::move(parsed));
+  }
+  return out;
 }
 
 TEST(ExamplesTest, EveryExamplePassesTheOperatorsValidation) {
   std::vector<fs::path> files = Files(Root() / "examples");
   ASSERT_GE(files.size(), 3u) << "run with BOOSTER_SOURCE_DIR set";
   for (const fs::path& f : files) {
-    absl::StatusOr<Profile> p = Load(f);
-    ASSERT_TRUE(p.ok()) << f << ": " << p.status();
-    EXPECT_TRUE(p->spec.ok()) << f << ": " << p->spec.status();
+    std::vector<absl::StatusOr<Profile>> profiles = Load(f);
+    ASSERT_FALSE(profiles.empty()) << f;
+    for (const absl::StatusOr<Profile>& p : profiles) {
+      ASSERT_TRUE(p.ok()) << f << ": " << p.status();
+      EXPECT_TRUE(p->spec.ok()) << f << ": " << p->spec.status();
+    }
   }
 }
 
@@ -91,9 +133,10 @@ TEST(ExamplesTest, ProfilesTheApiServerRejectsAreRejectedByTheOperatorToo) {
   ASSERT_GE(files.size(), 10u);
   for (const fs::path& f : files) {
     ASSERT_FALSE(CommentValue(f, "# expect: ").empty()) << f << " has no '# expect:' line";
-    absl::StatusOr<Profile> p = Load(f);
-    ASSERT_TRUE(p.ok()) << f << ": " << p.status();
-    EXPECT_FALSE(p->spec.ok()) << f << " passes the operator's validation";
+    std::vector<absl::StatusOr<Profile>> profiles = Load(f);
+    ASSERT_EQ(profiles.size(), 1u) << f;
+    ASSERT_TRUE(profiles[0].ok()) << f << ": " << profiles[0].status();
+    EXPECT_FALSE(profiles[0]->spec.ok()) << f << " passes the operator's validation";
   }
 }
 
@@ -103,7 +146,9 @@ TEST(ExamplesTest, SemanticProblemsGetTheDocumentedMessage) {
   for (const fs::path& f : files) {
     const std::string want = CommentValue(f, "# operator: ");
     ASSERT_FALSE(want.empty()) << f << " has no '# operator:' line";
-    absl::StatusOr<Profile> p = Load(f);
+    std::vector<absl::StatusOr<Profile>> profiles = Load(f);
+    ASSERT_EQ(profiles.size(), 1u) << f;
+    absl::StatusOr<Profile>& p = profiles[0];
     ASSERT_TRUE(p.ok()) << f << ": " << p.status();
     ASSERT_FALSE(p->spec.ok()) << f;
     EXPECT_THAT(std::string(p->spec.status().message()), HasSubstr(want)) << f;

@@ -343,6 +343,7 @@ class Machine {
   bool ExperimentChanged();
   // A replica count someone else wrote on the target is the app's new total: re-split it.
   void FollowExternalScale();
+  void FollowHpaAtItsMinimum();
   bool EffectivelyPaused(std::string* why) const;
   int Weight(int step) const {
     return step >= 1 && step <= static_cast<int>(spec().rollout.steps.size())
@@ -940,7 +941,10 @@ bool Machine::ExperimentChanged() {
 void Machine::FollowExternalScale() {
   const int32_t now = target().spec_replicas;
   if (std::optional<int32_t> mine = ScaledTo()) {
-    if (now == *mine) return;
+    if (now == *mine) {
+      FollowHpaAtItsMinimum();
+      return;
+    }
   } else if (now == s_.stable_replicas || now == s_.total_replicas) {
     // The marker is gone (the Deployment was replaced): a count that is ours or the app's
     // total is nothing new.
@@ -988,6 +992,30 @@ void Machine::FollowExternalScale() {
         absl::StrCat("Deployment ", TargetName(), " was scaled to ", now,
                      " by someone else, the app's total now; the rollout splits it ",
                      s_.stable_replicas, " on the target, ", s_.canary_replicas, " on the canary"));
+}
+
+// An HPA that settles at its minReplicas while the target already has that many writes
+// nothing (the same count is no change), so FollowExternalScale never sees it: after a
+// scale-down through an intermediate count (4, then 3, then 2) the total would stay at the
+// intermediate one, and a rollback or deletion would give the target a pod more than the HPA
+// wants. Its published wish is taken instead: the total becomes the minimum, which the floor
+// keeps on the target, so no pod moves and nothing is written back to the HPA's target.
+void Machine::FollowHpaAtItsMinimum() {
+  if (obs_.hpa_name.empty() || spec().rollout.hpa_policy == HpaPolicy::kFixed) return;
+  // During a step only: the floor that keeps the minimum on the target is a step's.
+  if (s_.phase != Phase::kProgressing && s_.phase != Phase::kPaused) return;
+  const int32_t min = obs_.hpa_min_replicas, now = target().spec_replicas;
+  if (min <= 0 || obs_.hpa_desired_replicas != min || now != min) return;
+  if (s_.total_replicas <= min) return;
+  const int32_t before = s_.total_replicas;
+  s_.target_floor = 0;
+  s_.total_replicas = min;
+  Resplit();
+  Event(false, "ReplicasFollowed",
+        absl::StrCat("HorizontalPodAutoscaler ", obs_.hpa_name, " settled at its minReplicas ",
+                     min, " (Deployment ", TargetName(), " already has that many): the app's total is ",
+                     min, ", not ", before, "; the rollout splits it ", s_.stable_replicas,
+                     " on the target, ", s_.canary_replicas, " on the canary"));
 }
 
 // Claims an unclaimed profile for this instance before anything else is written; another
@@ -1915,6 +1943,7 @@ Plan Machine::Run() {
     } else {
       SetCond(kConditionNamespaceEnabled, true, "OptedIn", "");
       SetCond(kConditionInvalidSpec, false, "Valid", "");
+      s_.analysis_template = obs_.analysis_template;
       const bool releasing = ReleasePreviousTarget();
       if (!releasing) MaybeRestart();
       if (!releasing && !transitioned_ && CheckTarget()) {

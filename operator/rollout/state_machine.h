@@ -148,6 +148,11 @@ struct Observations {
   std::string hpa_name;
   // Its spec.minReplicas (the API server defaults it to 1); 0 without an HPA.
   int32_t hpa_min_replicas = 0;
+  // Its status.desiredReplicas: the count it computed at its last sync; 0 when not known.
+  int32_t hpa_desired_replicas = 0;
+  // The shared analysis template the spec was merged with (analysis_template.h), recorded
+  // as status.analysisTemplate while the spec is valid; nullopt = none named.
+  std::optional<AnalysisTemplateStatus> analysis_template;
   // The Deployment status.targetName names when spec.targetRef now names another one:
   // the profile lets go of it before it starts on the new target.
   DeploymentView previous_target;

@@ -63,6 +63,10 @@ class Sim {
   std::string& hpa() { return hpa_; }
   // The HPA's minReplicas (Observations::hpa_min_replicas) while hpa() is set.
   int32_t hpa_min = 1;
+  // The HPA's status.desiredReplicas (Observations::hpa_desired_replicas); 0 = not known.
+  int32_t hpa_desired = 0;
+  // Observations::analysis_template.
+  std::optional<AnalysisTemplateStatus> analysis_template;
   void SetAnnotationOnTarget(const std::string& key, const std::string& value) {
     target()["metadata"]["annotations"][key] = value;
   }
@@ -109,6 +113,8 @@ class Sim {
     EXPECT_TRUE(p.ok()) << p.status();
     Observations obs{ObserveDeployment(target()), ObserveDeployment(canary()), hpa_};
     obs.hpa_min_replicas = hpa_.empty() ? 0 : hpa_min;
+    obs.hpa_desired_replicas = hpa_.empty() ? 0 : hpa_desired;
+    obs.analysis_template = analysis_template;
     obs.arms = arms;
     obs.rejected_pods = rejected;
     obs.reach = reach;
@@ -1418,6 +1424,52 @@ TEST(ReconcileTest, AnHpasMinimumStaysOnTheTargetAndTheCanaryGivesWay) {
   sim.Step(verdicts, true, SIZE_MAX, [&] { EXPECT_LE(sim.Total(), 5); });
   EXPECT_LE(sim.Total(), 5);
   EXPECT_GE(sim.TargetReplicas(), 4);
+}
+
+// Load gone, a real HPA stepped down 4 -> 3 -> 2 (its minReplicas). It wrote 3, which the
+// rollout split 2 + 1 (its minimum stays on the target); its 2 is then no change for the
+// target, so it writes nothing, and only its status says 2.
+TEST(ReconcileTest, AnHpaSettledAtItsMinimumWithoutAWriteIsTheTotal) {
+  Sim sim(4);
+  sim.hpa() = "web-hpa";
+  sim.hpa_min = 2;
+  sim.hpa_desired = 4;
+  TimeVerdictSource verdicts;
+  Drive(sim, verdicts, [&] { return sim.status().current_step == 1; });  // 10%: 3 + 1
+  sim.target()["spec"]["replicas"] = 3;
+  sim.hpa_desired = 3;
+  sim.Step(verdicts);
+  ASSERT_EQ(sim.status().total_replicas, 3);
+  ASSERT_EQ(sim.TargetReplicas(), 2);
+  ASSERT_EQ(sim.CanaryReplicas(), 1);
+  // Its status still says 3 (or it is not known): nothing to follow.
+  EXPECT_FALSE(Has(sim.Plan1(verdicts), ActionType::kScaleTarget));
+  sim.hpa_desired = 2;
+  Plan p = sim.Step(verdicts);
+  EXPECT_EQ(sim.status().total_replicas, 2);
+  EXPECT_EQ(sim.status().stable_replicas, 2);
+  EXPECT_EQ(sim.status().canary_replicas, 1);
+  EXPECT_FALSE(Has(p, ActionType::kScaleTarget)) << "no pod moves";
+  EXPECT_THAT(sim.events().back().message, HasSubstr("settled at its minReplicas 2"));
+  EXPECT_FALSE(Has(sim.Plan1(verdicts), ActionType::kScaleTarget));
+  // Rolled back, the target gets the HPA's 2, not the 3 it passed through.
+  sim.SetAnnotation(kAnnotationAbort, "x");
+  Drive(sim, verdicts, [&] { return sim.phase() == Phase::kRolledBack; });
+  EXPECT_EQ(sim.TargetReplicas(), 2);
+}
+
+TEST(ReconcileTest, TheAnalysisTemplateUsedIsRecordedWhileTheSpecIsValid) {
+  Sim sim(4);
+  TimeVerdictSource verdicts;
+  sim.analysis_template = AnalysisTemplateStatus{"BoosterClusterAnalysisTemplate", "slo", 2};
+  Drive(sim, verdicts, [&] { return sim.status().current_step == 1; });
+  EXPECT_EQ(sim.status().analysis_template, sim.analysis_template);
+  sim.analysis_template->generation = 3;  // the template edited
+  sim.Step(verdicts);
+  EXPECT_EQ(sim.status().analysis_template->generation, 3);
+  sim.analysis_template.reset();  // templateRef removed from the profile
+  sim.Step(verdicts);
+  EXPECT_FALSE(sim.status().analysis_template.has_value());
 }
 
 TEST(ReconcileTest, ScaledByAPersonUpDownAndToZero) {

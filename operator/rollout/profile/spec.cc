@@ -174,7 +174,9 @@ void ParseAnalysis(const Json& j, AnalysisSpec& out, absl::Duration step_duratio
   const std::string p = "spec.rollout.analysis";
   if (!CheckObject(j, p,
                    {"mode", "interval", "warmup", "minSamples", "confidence", "maxExtensions",
-                    "onInconclusive", "dryRun", "baseline", "metrics", "source"},
+                    "onInconclusive", "dryRun", "baseline", "metrics", "source",
+                    // Resolved before parsing (analysis_template.h); checked there.
+                    "templateRef"},
                    errors)) {
     return;
   }

@@ -52,6 +52,10 @@ RolloutStatus ParseStatus(const Json& j) {
   if (const Json* search = Field(j, "search"); search != nullptr && search->is_object()) {
     s.search = *search;
   }
+  if (const Json* t = Field(j, "analysisTemplate"); t != nullptr && t->is_object()) {
+    s.analysis_template =
+        AnalysisTemplateStatus{StringAt(*t, "kind"), StringAt(*t, "name"), IntAt(*t, "generation")};
+  }
   s.phase_start_time = TimeAt(j, "phaseStartTime");
   s.step_start_time = TimeAt(j, "stepStartTime");
   s.analysis_start_time = TimeAt(j, "analysisStartTime");
@@ -128,6 +132,11 @@ Json StatusToJson(const RolloutStatus& s) {
   if (!s.experiment_hash.empty()) j["experimentHash"] = s.experiment_hash;
   if (!s.baseline_tuning.empty()) j["baselineTuning"] = s.baseline_tuning;
   if (s.search.is_object()) j["search"] = s.search;
+  if (s.analysis_template) {
+    j["analysisTemplate"] = {{"kind", s.analysis_template->kind},
+                             {"name", s.analysis_template->name},
+                             {"generation", s.analysis_template->generation}};
+  }
   PutTime(j, "phaseStartTime", s.phase_start_time);
   PutTime(j, "stepStartTime", s.step_start_time);
   PutTime(j, "analysisStartTime", s.analysis_start_time);

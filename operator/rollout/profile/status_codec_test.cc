@@ -31,6 +31,7 @@ RolloutStatus FullStatus() {
   s.analysis_start_time = absl::FromUnixSeconds(1'700'000'160);
   s.not_ready_since = absl::FromUnixSeconds(1'700'000'170);
   s.extensions = 1;
+  s.analysis_template = AnalysisTemplateStatus{"BoosterClusterAnalysisTemplate", "slo", 3};
   s.handled = HandledControls{"a1", "p1", "r1"};
   s.last_transition = Transition{"Progressing", "Progressing", "StepPassed", "step 1 passed",
                                  absl::FromUnixSeconds(1'700'000'100)};

@@ -204,6 +204,16 @@ struct ArmsReport {
 };
 
 // .status. Unset times are absl::InfinitePast() and are omitted from the JSON.
+// status.analysisTemplate: the shared analysis template the profile is judged with
+// (analysis_template.h); its generation tells which version of it.
+struct AnalysisTemplateStatus {
+  std::string kind;
+  std::string name;
+  int64_t generation = 0;
+
+  bool operator==(const AnalysisTemplateStatus&) const = default;
+};
+
 struct RolloutStatus {
   Phase phase = Phase::kPending;
   int64_t observed_generation = 0;
@@ -250,6 +260,8 @@ struct RolloutStatus {
   // status.search: the search's trial table (operator/search/driver.h writes it; the
   // rollout state machine carries it through untouched). null = no search.
   Json search;
+  // The template spec.rollout.analysis.templateRef names, as last used; nullopt = none.
+  std::optional<AnalysisTemplateStatus> analysis_template;
 
   bool operator==(const RolloutStatus&) const = default;
 };

@@ -1252,9 +1252,20 @@ TEST_F(HelmChartOneNamespaceE2eTest, InstalledOperatorJudgesEachStepOnTheAgentsW
   ASSERT_TRUE(before.ok()) << before.status();
   HttpLoad bursts(*web_ip, 80, 24, absl::Milliseconds(50));
 
+  // The analysis every profile here is judged with. The good profile takes it from a
+  // cluster template (below) instead, overriding the template's minSamples.
+  const std::string analysis = R"(
+      mode: Metrics
+      interval: 5s
+      warmup: 10s
+      maxExtensions: 0
+      metrics:
+        - {name: latencyP99, maxRegressionPercent: 100}
+        - {name: listenOverflows, maxRegressionPercent: 0})";
+  const std::string slo = absl::StrCat("e2e-slo-", ns);
   auto profile = [&](const std::string& name, const std::string& somaxconn,
                      const std::string& step_duration = "40s", bool dry_run = false,
-                     const std::string& notifications = "") {
+                     const std::string& notifications = "", bool from_template = false) {
     return absl::StrCat(R"(
 apiVersion: booster.dev/v1alpha1
 kind: BoosterProfile
@@ -1270,16 +1281,13 @@ spec:
     stepDuration: )", step_duration, R"(
     progressDeadline: 3m
     analysis:
-      mode: Metrics
-      interval: 5s
-      warmup: 10s
       minSamples: 6
-      maxExtensions: 0
-      dryRun: )", dry_run ? "true" : "false", R"(
-      metrics:
-        - {name: latencyP99, maxRegressionPercent: 100}
-        - {name: listenOverflows, maxRegressionPercent: 0}
-)", notifications);
+      dryRun: )", dry_run ? "true" : "false",
+                        from_template
+                            ? absl::StrCat("\n      templateRef: {kind: BoosterClusterAnalysisTemplate, "
+                                           "name: ", slo, "}")
+                            : analysis,
+                        "\n", notifications);
   };
   auto evidence = [&](const std::string& name) {
     absl::StatusOr<std::string> d =
@@ -1345,7 +1353,35 @@ spec:
   // is judged on the canary's windows against a fresh baseline's and passes. Its
   // notifications go to the receiver: every step's verdict and the promotion as JSON, the
   // promotion in Slack's shape.
-  absl::Status applied = Apply(profile("good", "4096", "40s", false, good_notifications));
+  // It names a cluster template that does not exist yet: InvalidSpec, saying so.
+  absl::Status applied =
+      Apply(profile("good", "4096", "40s", false, good_notifications, /*from_template=*/true));
+  ASSERT_TRUE(applied.ok()) << applied;
+  absl::Status missing = WaitFor(
+      [&]() -> absl::StatusOr<bool> {
+        absl::StatusOr<std::string> m = Kubectl(
+            {"-n", ns, "get", "bp", "good", "-o",
+             "jsonpath={.status.conditions[?(@.type==\"InvalidSpec\")].message}"});
+        if (m.ok() && absl::StrContains(*m, "not found")) return true;
+        return absl::UnavailableError(m.ok() ? "InvalidSpec: " + *m : m.status().ToString());
+      },
+      absl::Seconds(60), absl::Seconds(1));
+  ASSERT_TRUE(missing.ok()) << missing << Diagnose(ns);
+  // The template: the analysis above, but 1000 windows per arm, which no step here could
+  // collect. The profile's minSamples 6 wins, or the steps would end Inconclusive.
+  struct DeleteTemplate {
+    std::string name;
+    ~DeleteTemplate() {
+      (void)Kubectl({"delete", "boosterclusteranalysistemplate", name, "--ignore-not-found"});
+    }
+  } delete_template{slo};
+  applied = Apply(absl::StrCat(R"(
+apiVersion: booster.dev/v1alpha1
+kind: BoosterClusterAnalysisTemplate
+metadata: {name: )", slo, R"(}
+spec:
+  analysis:
+      minSamples: 1000)", analysis, "\n"));
   ASSERT_TRUE(applied.ok()) << applied;
   // Step 1 runs a fresh baseline beside the canary (4 at 50%: target 0, canary 2, baseline
   // 2), owned by the profile, its pods on the canary pods' nodes.
@@ -1452,6 +1488,9 @@ spec:
       {"-n", ns, "get", "deploy", "web-booster-baseline", "--ignore-not-found", "-o", "name"});
   ASSERT_TRUE(fresh_left.ok());
   EXPECT_EQ(*fresh_left, "") << "the fresh baseline outlived the promotion";
+  EXPECT_EQ(promoted->value("/status/analysisTemplate"_json_pointer, Json()),
+            Json({{"kind", "BoosterClusterAnalysisTemplate"}, {"name", slo}, {"generation", 1}}))
+      << promoted->value("status", Json()).dump();
   absl::StatusOr<std::string> column = Kubectl({"-n", ns, "get", "bp", "good"});
   ASSERT_TRUE(column.ok());
   EXPECT_THAT(*column, HasSubstr("VERDICT")) << *column;
@@ -1478,16 +1517,21 @@ spec:
     EXPECT_THAT(step_hook->value("/decision/metrics"_json_pointer, Json::array()).dump(),
                 HasSubstr("listenOverflows: Pass")) << step_hook->dump();
     absl::StatusOr<Json> slack_hook = await_payload(
-        "/hook/slack", [](const Json&) { return true; }, absl::Seconds(5));
+        "/hook/slack",
+        [](const Json& j) { return absl::StrContains(j.value("text", ""), "tuning promoted"); },
+        absl::Seconds(5));
     ASSERT_TRUE(slack_hook.ok()) << slack_hook.status();
     std::cout << "slack payload of the promotion: " << slack_hook->dump() << "\n";
     EXPECT_THAT(slack_hook->value("text", ""),
                 HasSubstr(absl::StrCat("BoosterProfile ", ns, "/good (Deployment web): tuning promoted")));
     EXPECT_EQ(slack_hook->value("/attachments/0/color"_json_pointer, ""), "good");
-    // The slack channel lists no events: the defaults, which leave out step verdicts.
+    // The slack channel lists no events: the defaults, which leave out step verdicts but
+    // include Failed: the missing template's InvalidSpec first, then the promotion.
     absl::StatusOr<std::vector<Json>> slack_all = received("/hook/slack");
     ASSERT_TRUE(slack_all.ok());
-    EXPECT_EQ(slack_all->size(), 1u) << "only the promotion";
+    ASSERT_EQ(slack_all->size(), 2u) << "the InvalidSpec and the promotion";
+    EXPECT_THAT((*slack_all)[0].value("text", ""), HasSubstr("failed (InvalidSpec)"));
+    EXPECT_THAT((*slack_all)[0].dump(), HasSubstr("not found"));
   }
   // Deleting the profile gives the Deployment back as it was.
   ASSERT_TRUE(Kubectl({"-n", ns, "delete", "bp", "good", "--timeout=90s"}).ok()) << Diagnose(ns);
