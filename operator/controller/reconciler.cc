@@ -349,7 +349,7 @@ absl::StatusOr<kube::Result> ProfileReconciler::Reconcile(const std::string& key
         kube::Store* s = cluster ? stores_.cluster_analysis_templates : stores_.analysis_templates;
         return s == nullptr ? nullptr : s->Get(cluster ? ref.name : Key(in, ref.name));
       });
-  absl::StatusOr<rollout::Profile> profile = rollout::ParseProfile(resolved.profile);
+  absl::StatusOr<rollout::Profile> profile = rollout::ParseProfile(resolved.ToParse(*cached));
   if (!profile.ok()) {
     Log(Level::kWarning, "not a BoosterProfile; ignored",
         {{"profile", key}, {"error", std::string(profile.status().message())}});

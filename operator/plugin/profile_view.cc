@@ -225,21 +225,21 @@ std::string RenderStatus(const Json& profile, const std::vector<HistoryEntry>& h
   }
   const std::string mode = Str(profile, "/spec/rollout/analysis/mode");
   const std::string duration = Str(profile, "/spec/rollout/stepDuration");
+  // With a template, the mode may be the template's (the operator merges it): the template
+  // is named instead of a default mode.
+  std::string analysis = absl::StrCat("mode ", mode.empty() ? "Metrics" : mode);
   const std::string template_name = Str(profile, "/spec/rollout/analysis/templateRef/name");
   if (!template_name.empty()) {
-    // The template's fields are the operator's to merge: its mode is not in the profile.
     std::string kind = Str(profile, "/spec/rollout/analysis/templateRef/kind");
     if (kind.empty()) kind = "BoosterAnalysisTemplate";
     const int64_t generation = Int(profile, "/status/analysisTemplate/generation", 0);
-    add("Analysis:",
-        absl::StrCat(kind, " ", template_name,
-                     generation == 0 ? "" : absl::StrCat(" (generation ", generation, ")"),
-                     mode.empty() ? "" : absl::StrCat(", mode ", mode), ", stepDuration ",
-                     duration.empty() ? "2m" : duration));
-  } else {
-    add("Analysis:", absl::StrCat("mode ", mode.empty() ? "Metrics" : mode, ", stepDuration ",
-                                  duration.empty() ? "2m" : duration));
+    analysis = absl::StrCat(
+        kind, " ", template_name,
+        generation == 0 ? "" : absl::StrCat(" (generation ", generation, ")"),
+        mode.empty() ? "" : absl::StrCat(", mode ", mode));
   }
+  add("Analysis:",
+      absl::StrCat(analysis, ", stepDuration ", duration.empty() ? "2m" : duration));
   const Json::json_pointer paused("/spec/rollout/paused");
   if (profile.contains(paused) && profile.at(paused).is_boolean() &&
       profile.at(paused).get<bool>()) {

@@ -108,7 +108,7 @@ std::vector<absl::StatusOr<Profile>> Load(const fs::path& file) {
   std::vector<absl::StatusOr<Profile>> out;
   for (const Json& p : profiles) {
     ResolvedProfile r = ResolveAnalysisTemplate(p, lookup);
-    absl::StatusOr<Profile> parsed = ParseProfile(r.profile);
+    absl::StatusOr<Profile> parsed = ParseProfile(r.ToParse(p));
     if (parsed.ok() && !r.error.ok()) parsed->spec = r.error;
     out.push_back(std::move(parsed));
   }

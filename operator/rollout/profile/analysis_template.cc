@@ -17,15 +17,15 @@ using profile_internal::Field;
 using profile_internal::IntAt;
 using profile_internal::TypeName;
 
-const Json* AnalysisOf(const Json& object, const char* spec_path) {
-  const Json* spec = Field(object, "spec");
-  if (spec == nullptr) return nullptr;
-  if (absl::string_view(spec_path) == "rollout") {
-    const Json* rollout = Field(*spec, "rollout");
-    return rollout == nullptr ? nullptr : Field(*rollout, "analysis");
-  }
-  return Field(*spec, "analysis");
+// The object at `pointer` ("/spec/rollout/analysis"); null when absent or not an object.
+const Json* ObjectAt(const Json& j, const char* pointer) {
+  const Json::json_pointer p(pointer);
+  if (!j.is_object() || !j.contains(p)) return nullptr;
+  const Json& v = j.at(p);
+  return v.is_object() ? &v : nullptr;
 }
+
+constexpr char kProfileAnalysis[] = "/spec/rollout/analysis";
 
 std::string Describe(const AnalysisTemplateRef& ref, const std::string& ns) {
   return ref.kind == kClusterAnalysisTemplateKind
@@ -36,8 +36,8 @@ std::string Describe(const AnalysisTemplateRef& ref, const std::string& ns) {
 }  // namespace
 
 absl::StatusOr<std::optional<AnalysisTemplateRef>> AnalysisTemplateRefOf(const Json& profile) {
-  const Json* analysis = AnalysisOf(profile, "rollout");
-  if (analysis == nullptr || !analysis->is_object()) return std::nullopt;
+  const Json* analysis = ObjectAt(profile, kProfileAnalysis);
+  if (analysis == nullptr) return std::nullopt;
   const Json* ref = Field(*analysis, "templateRef");
   if (ref == nullptr) return std::nullopt;
   const std::string p = "spec.rollout.analysis.templateRef";
@@ -92,6 +92,7 @@ absl::StatusOr<Json> MergeAnalysis(const Json& from_template, const Json& from_p
         for (Json& t : metrics) {
           if (name != nullptr && t.is_object() && t.contains("name") && t["name"] == *name) {
             same = &t;
+            break;
           }
         }
         if (same == nullptr) {
@@ -109,7 +110,7 @@ absl::StatusOr<Json> MergeAnalysis(const Json& from_template, const Json& from_p
 
 ResolvedProfile ResolveAnalysisTemplate(const Json& profile,
                                         const AnalysisTemplateLookup& lookup) {
-  ResolvedProfile r{profile, std::nullopt, absl::OkStatus()};
+  ResolvedProfile r;
   absl::StatusOr<std::optional<AnalysisTemplateRef>> ref = AnalysisTemplateRefOf(profile);
   if (!ref.ok()) {
     r.error = ref.status();
@@ -130,20 +131,20 @@ ResolvedProfile ResolveAnalysisTemplate(const Json& profile,
         ")"));
     return r;
   }
-  const Json* analysis = AnalysisOf(*found, "spec");
-  if (analysis == nullptr || (analysis->is_object() && analysis->empty())) {
+  const Json* analysis = ObjectAt(*found, "/spec/analysis");
+  if (analysis == nullptr || analysis->empty()) {
     r.error = absl::InvalidArgumentError(absl::StrCat("spec.rollout.analysis.templateRef: ",
                                                       where, " has an empty spec.analysis"));
     return r;
   }
-  absl::StatusOr<Json> merged =
-      MergeAnalysis(*analysis, *AnalysisOf(profile, "rollout"));
+  absl::StatusOr<Json> merged = MergeAnalysis(*analysis, *ObjectAt(profile, kProfileAnalysis));
   if (!merged.ok()) {
     r.error = absl::InvalidArgumentError(absl::StrCat("spec.rollout.analysis.templateRef: ",
                                                       where, ": ", merged.status().message()));
     return r;
   }
-  r.profile["spec"]["rollout"]["analysis"] = *std::move(merged);
+  r.merged = profile;
+  (*r.merged)["spec"]["rollout"]["analysis"] = *std::move(merged);
   const Json* tmeta = Field(*found, "metadata");
   r.used = AnalysisTemplateStatus{want.kind, want.name, tmeta ? IntAt(*tmeta, "generation") : 0};
   return r;

@@ -6,7 +6,7 @@
 // Pure: the caller looks the template up (its informers' stores).
 //
 //   ResolvedProfile r = ResolveAnalysisTemplate(profile, lookup);
-//   absl::StatusOr<Profile> p = ParseProfile(r.profile);
+//   absl::StatusOr<Profile> p = ParseProfile(r.ToParse(profile));
 //   if (p.ok() && !r.error.ok()) p->spec = r.error;   // the rollout holds, InvalidSpec
 //
 // Merging (MergeAnalysis): every field the profile sets replaces the template's; `metrics`
@@ -50,14 +50,17 @@ using AnalysisTemplateLookup = std::function<std::shared_ptr<const Json>(
     const AnalysisTemplateRef& ref, const std::string& ns)>;
 
 struct ResolvedProfile {
-  // The profile with the merged analysis block (without templateRef); the profile itself
-  // when it names no template or the template cannot be used.
-  Json profile;
+  // The profile with the merged analysis block (without templateRef); nullopt when it
+  // names no template or the template cannot be used: the profile itself is the one to
+  // parse (no copy of it on every reconcile). ToParse() gives whichever applies.
+  std::optional<Json> merged;
   // The template used: kind, name, metadata.generation. nullopt when none was.
   std::optional<AnalysisTemplateStatus> used;
   // Why the named template cannot be used (not found, no analysis block, a bad merge), with
   // the field path and what to do; OK otherwise.
   absl::Status error;
+
+  const Json& ToParse(const Json& original) const { return merged ? *merged : original; }
 };
 
 ResolvedProfile ResolveAnalysisTemplate(const Json& profile, const AnalysisTemplateLookup& lookup);

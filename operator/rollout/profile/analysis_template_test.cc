@@ -103,7 +103,7 @@ TEST(AnalysisTemplateTest, AClusterTemplateIsMergedParsedAndRecorded) {
   ASSERT_TRUE(r.error.ok()) << r.error;
   ASSERT_TRUE(r.used.has_value());
   EXPECT_EQ(*r.used, (AnalysisTemplateStatus{"BoosterClusterAnalysisTemplate", "slo", 3}));
-  absl::StatusOr<Profile> p = ParseProfile(r.profile);
+  absl::StatusOr<Profile> p = ParseProfile(r.ToParse(profile));
   ASSERT_TRUE(p.ok() && p->spec.ok()) << (p.ok() ? p->spec.status() : p.status());
   const AnalysisSpec& a = p->spec->rollout.analysis;
   EXPECT_EQ(a.interval, absl::Seconds(15));
@@ -127,12 +127,14 @@ TEST(AnalysisTemplateTest, ANamespacedTemplateIsLookedUpInTheProfilesNamespace) 
   EXPECT_THAT(r.error.message(),
               HasSubstr("BoosterAnalysisTemplate \"slo\" in namespace \"shop\" not found"));
   EXPECT_FALSE(r.used.has_value());
-  EXPECT_EQ(r.profile, profile);
+  EXPECT_FALSE(r.merged.has_value());
+  EXPECT_EQ(r.ToParse(profile), profile);
   t.objects["BoosterAnalysisTemplate/shop/slo"] =
       TemplateObject("BoosterAnalysisTemplate", 2, J(R"({"minSamples": 5})"));
   r = ResolveAnalysisTemplate(profile, t.Lookup());
   ASSERT_TRUE(r.error.ok()) << r.error;
-  EXPECT_EQ(r.profile["spec"]["rollout"]["analysis"], J(R"({"minSamples": 5})"));
+  ASSERT_TRUE(r.merged.has_value());
+  EXPECT_EQ(r.ToParse(profile)["spec"]["rollout"]["analysis"], J(R"({"minSamples": 5})"));
   EXPECT_EQ(r.used->generation, 2);
 }
 
@@ -151,7 +153,8 @@ TEST(AnalysisTemplateTest, AProfileWithoutATemplateIsItself) {
   ResolvedProfile r = ResolveAnalysisTemplate(profile, nullptr);
   EXPECT_TRUE(r.error.ok());
   EXPECT_FALSE(r.used.has_value());
-  EXPECT_EQ(r.profile, profile);
+  EXPECT_FALSE(r.merged.has_value());
+  EXPECT_EQ(r.ToParse(profile), profile);
 }
 
 }  // namespace
