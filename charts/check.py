@@ -38,6 +38,16 @@ def render(helm, *sets, namespace="booster-system", release="booster"):
     return [d for d in yaml.safe_load_all(out) if d]
 
 
+def render_error(helm, *sets):
+    """The error of a render that must fail, or None when it renders."""
+    cmd = [helm, "template", "booster", CHART, "--namespace", "booster-system",
+           "--kube-version", "1.28.15"]
+    for s in sets:
+        cmd += ["--set", s]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    return None if r.returncode == 0 else r.stderr
+
+
 def find(docs, kind, name=None):
     return [d for d in docs if d["kind"] == kind and (name is None or d["metadata"]["name"] == name)]
 
@@ -261,6 +271,62 @@ def main():
     check(any(v.get("secret", {}).get("secretName") == "my-cert" for v in own_pod["volumes"]),
           "and mounts that Secret")
 
+    # Prometheus metrics (docs/prometheus-metrics.md): nothing without an address; with one,
+    # the address and the timeout, and the CA and token Secrets mounted read-only where their
+    # flags point, one key each.
+    check(not any(a.startswith("--prometheus") for a in args),
+          f"no --prometheus flags by default: {args}")
+    check(not any(v["name"].startswith("prometheus") for v in pod.get("volumes", [])),
+          "no Prometheus volumes by default")
+    docs_prom = render(helm, "operator.prometheus.address=https://prom.monitoring.svc:9090/prom",
+                       "operator.prometheus.caSecret=prom-ca",
+                       "operator.prometheus.bearerTokenSecret.name=prom-token",
+                       "operator.prometheus.bearerTokenSecret.key=bearer",
+                       "operator.prometheus.timeout=3s")
+    args_prom = operator_args(docs_prom)
+    for flag in ("--prometheus-address=https://prom.monitoring.svc:9090/prom",
+                 "--prometheus-timeout=3s",
+                 "--prometheus-ca-file=/etc/booster/prometheus-ca/ca.crt",
+                 "--prometheus-bearer-token-file=/etc/booster/prometheus-token/bearer"):
+        check(flag in args_prom, f"operator.prometheus.* set: args carry {flag}: {args_prom}")
+    pod_prom = find(docs_prom, "Deployment")[0]["spec"]["template"]["spec"]
+    mounts_prom = {m["mountPath"]: m for m in pod_prom["containers"][0].get("volumeMounts", [])}
+    volumes_prom = {v["name"]: v for v in pod_prom.get("volumes", [])}
+    check("/etc/booster/feedback-tls" in mounts_prom, "the feedback certificate is still mounted")
+    for flag, secret, key in (("--prometheus-ca-file", "prom-ca", "ca.crt"),
+                              ("--prometheus-bearer-token-file", "prom-token", "bearer")):
+        path = next((a.split("=", 1)[1] for a in args_prom if a.startswith(flag + "=")), "")
+        directory, file = os.path.split(path)
+        m = mounts_prom.get(directory)
+        check(m is not None and m.get("readOnly") is True,
+              f"{flag}'s directory {directory} is a read-only mount: {sorted(mounts_prom)}")
+        v = volumes_prom.get(m["name"]) if m else None
+        check(v is not None and v.get("secret") == {
+            "secretName": secret, "items": [{"key": key, "path": file}]},
+              f"{flag}={path} is key {key} of Secret {secret}: {v}")
+    docs_addr = render(helm, "operator.prometheus.address=http://prometheus.monitoring:9090")
+    args_addr = operator_args(docs_addr)
+    check([a for a in args_addr if a.startswith("--prometheus")] ==
+          ["--prometheus-address=http://prometheus.monitoring:9090", "--prometheus-timeout=5s"],
+          f"an address alone: the address and the default timeout, no CA, no token: {args_addr}")
+    docs_noaddr = render(helm, "operator.prometheus.caSecret=prom-ca",
+                         "operator.prometheus.bearerTokenSecret.name=prom-token")
+    pod_noaddr = find(docs_noaddr, "Deployment")[0]["spec"]["template"]["spec"]
+    check(not any(a.startswith("--prometheus") for a in operator_args(docs_noaddr)) and
+          [v["name"] for v in pod_noaddr.get("volumes", [])] == ["feedback-tls"],
+          "the CA and token Secrets without an address: no flag and no mount")
+    docs_nofb = render(helm, "feedback.enabled=false",
+                       "operator.prometheus.address=https://prom:9090",
+                       "operator.prometheus.caSecret=prom-ca")
+    pod_nofb = find(docs_nofb, "Deployment")[0]["spec"]["template"]["spec"]
+    check([m["mountPath"] for m in pod_nofb["containers"][0].get("volumeMounts", [])] ==
+          ["/etc/booster/prometheus-ca"] and
+          [v["name"] for v in pod_nofb.get("volumes", [])] == ["prometheus-ca"],
+          "feedback off, a Prometheus CA: its mount alone")
+    err = render_error(helm, "operator.prometheus.address=prometheus:9090")
+    check(err is not None and 'operator.prometheus.address "prometheus:9090"' in err,
+          f"an address without http(s):// is refused at render: {err}")
+
     # No NetworkPolicy by default; when asked, the agents' port from any namespace, health
     # from anywhere, metrics only from the namespaces given; metrics can stay in the pod.
     check(not find(docs, "NetworkPolicy"), "no NetworkPolicy by default")
@@ -277,6 +343,10 @@ def main():
         check("from" not in rules[1], "health from anywhere (the kubelet)")
         check(rules[2]["from"] == [{"namespaceSelector": {"matchLabels": {"team": "obs"}}}],
               f"metrics only from metricsFrom: {rules[2].get('from')}")
+        # values.yaml (operator.prometheus) says the chart leaves egress alone: the API
+        # server and a Prometheus anywhere stay reachable.
+        check(np[0]["spec"]["policyTypes"] == ["Ingress"] and "egress" not in np[0]["spec"],
+              f"the NetworkPolicy restricts ingress only: {np[0]['spec'].get('policyTypes')}")
     check("--metrics-bind-address=127.0.0.1:8080" in operator_args(docs_np),
           "service.metricsBindHost binds /metrics to localhost")
 

@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
 """Checks crds/boosterprofile.yaml: the BoosterProfile CRD, then the two analysis template
 CRDs (BoosterAnalysisTemplate, BoosterClusterAnalysisTemplate), whose spec.analysis is the
-profile's spec.rollout.analysis without templateRef. `--write-templates` writes those two
-from the profile's schema; offline, the file must hold exactly what it would write.
+profile's spec.rollout.analysis without templateRef (and without the leading
+`has(self.templateRef) || ` of analysis' CEL rules: a template is always complete).
+`--write-templates` writes those two from the profile's schema; offline, the file must hold
+exactly what it would write.
 
 Offline (always): the structural-schema rules the API server enforces on a CRD (every
 node typed, no `properties` next to `additionalProperties`, required fields declared,
 defaults and enums of the node's type, printer columns pointing at schema fields), that
-the enum of spec.rollout.analysis.metrics[].name is the operator's table of metrics
+the agent metric names in the CEL rules of spec.rollout.analysis and its metrics[] (and in
+the message and description that list them) are the operator's table of metrics
 (operator/rollout/profile/metric_names.h, read with a regex), and that every example and
 every testdata profile matches the schema's types, enums, ranges and patterns. CEL rules
 are not evaluated offline.
@@ -163,27 +166,81 @@ def header_metric_names(path):
     return re.findall(r'\{\s*"(\w+)"\s*,\s*Direction::k(?:Lower|Higher)IsBetter\s*\}', body)
 
 
+# The CEL rules that list the agent's metrics (an agent metric has one of these names and
+# no direction; a prometheus metric any other name): where they are (on a metrics entry, or
+# on analysis over the whole list), a pattern with the list in brackets, and whether the
+# rule's message lists them too. The entry's rules hold for a partial entry that overrides a
+# template's metric; analysis' rules, which a profile naming a template skips, for a
+# complete one.
+METRIC_NAME_RULES = (
+    ("metrics[]", "a prometheus metric's name",
+     r"^!has\(self\.prometheus\) \|\| !\(self\.name in \[(.*)\]\)$", False),
+    ("metrics[]", "an agent metric's lack of direction",
+     r"^!has\(self\.direction\) \|\| !\(self\.name in \[(.*)\]\)$", False),
+    ("", "an agent metric's name",
+     r"^has\(self\.templateRef\) \|\| !has\(self\.metrics\) \|\| "
+     r"self\.metrics\.all\(m, has\(m\.prometheus\) \|\| m\.name in \[(.*)\]\)$", True),
+)
+
+
+def cel_string_list(text):
+    """['a', 'b'] of a CEL list literal of single- or double-quoted strings; None otherwise."""
+    items = [i.strip() for i in text.split(",")]
+    out = []
+    for i in items:
+        m = re.fullmatch(r"'(\w+)'|\"(\w+)\"", i)
+        if m is None:
+            return None
+        out.append(m.group(1) or m.group(2))
+    return out
+
+
 def check_metric_names(schema):
-    """The CRD's metric enum and the operator's table (which the parser, the judge and the
-    feedback server use) must list the same names in the same order."""
+    """The agent metric names of the CRD's CEL rules on spec.rollout.analysis and its
+    metrics[] and the operator's table (which the parser, the judge and the feedback server
+    use) must list the same names in the same order: the rules, and the message and the
+    description of name that list them."""
     rel = os.path.relpath(METRIC_NAMES, ROOT)
     names = header_metric_names(METRIC_NAMES)
     if not names:
         problem(f"{rel}: no rows of kMetrics found")
         return
-    node = schema
-    for key in ("spec", "rollout", "analysis", "metrics"):
-        node = node["properties"][key]
-    crd = node["items"]["properties"]["name"].get("enum", [])
-    if crd != names:
-        missing = [n for n in names if n not in crd]
-        extra = [n for n in crd if n not in names]
-        why = (f"not in the CRD: {missing}; not in {rel}: {extra}" if missing or extra
-               else "the same names in another order")
-        problem(f"spec.rollout.analysis.metrics[].name enum {crd} differs from {rel} {names}"
-                f" ({why})")
-    else:
-        print(f"offline: the CRD's {len(crd)} metric names are those of {rel}")
+    analysis = schema
+    for key in ("spec", "rollout", "analysis"):
+        analysis = analysis["properties"][key]
+    item = analysis["properties"]["metrics"]["items"]
+    where = "spec.rollout.analysis.metrics[]"
+    before = len(problems)
+    if "enum" in item["properties"]["name"]:
+        problem(f"{where}.name has an enum: a prometheus metric's name is the team's own; the "
+                "agent's names belong in the CEL rules")
+    listed = f"({', '.join(names)})"
+    if listed not in " ".join(item["properties"]["name"].get("description", "").split()):
+        problem(f"{where}.name: the description does not list {listed}")
+    for on, what, pattern, message_lists in METRIC_NAME_RULES:
+        node = item if on else analysis
+        at = "spec.rollout.analysis" + ("." + on if on else "")
+        rules = node.get("x-kubernetes-validations", [])
+        found = [(r, re.match(pattern, " ".join(r.get("rule", "").split()))) for r in rules]
+        found = [(r, m) for r, m in found if m]
+        if len(found) != 1:
+            problem(f"{at}: {len(found)} CEL rules for {what} (want exactly one matching "
+                    f"{pattern!r})")
+            continue
+        rule, m = found[0]
+        crd = cel_string_list(m.group(1))
+        if crd != names:
+            crd = crd or []
+            missing = [n for n in names if n not in crd]
+            extra = [n for n in crd if n not in names]
+            why = (f"not in the CRD: {missing}; not in {rel}: {extra}" if missing or extra
+                   else "the same names in another order")
+            problem(f"{at}: the CEL rule for {what} lists {crd}, not {rel}'s {names} ({why})")
+        if message_lists and listed not in " ".join(rule.get("message", "").split()):
+            problem(f"{at}: the message of the CEL rule for {what} does not list "
+                    f"{listed}: {rule.get('message')!r}")
+    if len(problems) == before:
+        print(f"offline: the CRD's CEL rules list the {len(names)} metric names of {rel}")
 
 
 TEMPLATE_HEADER = """
@@ -197,6 +254,13 @@ TEMPLATES = (("BoosterAnalysisTemplate", "boosteranalysistemplates", "Namespaced
               "bcat", "in every namespace"))
 
 
+# A rule of the profile's analysis that a profile naming a template skips (its metrics
+# may be partial overrides; the operator validates the merged result). A template has no
+# templateRef and is always complete: it gets the rule without this prefix (a rule on a
+# field the schema lacks would not compile).
+SKIPPED_WITH_TEMPLATE = "has(self.templateRef) || "
+
+
 def template_crds(profile):
     """The two template CRDs, their analysis schema taken from the profile's."""
     schema = profile["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
@@ -205,6 +269,10 @@ def template_crds(profile):
     del analysis["properties"]["templateRef"]
     analysis.pop("default", None)
     analysis["minProperties"] = 1
+    for rule in analysis.get("x-kubernetes-validations", []):
+        text = " ".join(rule["rule"].split())
+        if text.startswith(SKIPPED_WITH_TEMPLATE):
+            rule["rule"] = text[len(SKIPPED_WITH_TEMPLATE):]
     out = []
     for kind, plural, scope, short, where in TEMPLATES:
         a = copy.deepcopy(analysis)
@@ -273,6 +341,13 @@ def offline():
                 "schema: run crds/check.py --write-templates")
     for t in docs[1:]:
         walk(t["spec"]["versions"][0]["schema"]["openAPIV3Schema"], t["spec"]["names"]["kind"])
+        analysis = t["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"][
+            "properties"]["analysis"]
+        for rule in analysis.get("x-kubernetes-validations", []):
+            if "templateRef" in rule.get("rule", ""):
+                problem(f"{t['spec']['names']['kind']}.spec.analysis: a CEL rule names "
+                        f"templateRef, which a template lacks: {rule['rule']!r} (only a "
+                        f"leading {SKIPPED_WITH_TEMPLATE!r} is removed)")
     spec = crd["spec"]
     if spec["group"] != "booster.dev" or spec["scope"] != "Namespaced":
         problem("group/scope")

@@ -284,7 +284,7 @@ MetricEvidence JudgeMetric(const AnalysisSpec& spec, const MetricSpec& metric,
   }
 
   const bool lower_is_better =
-      rollout::MetricDirection(metric.name) == rollout::Direction::kLowerIsBetter;
+      rollout::DirectionOf(metric) == rollout::Direction::kLowerIsBetter;
   e.alpha = alpha.location;
   e.pass_alpha = alpha.pass;
   if (IsRateMetric(metric.name, b, c)) return JudgeRate(metric, b, c, look, alpha, e);

@@ -222,7 +222,7 @@ void OperatorMetrics::SetTrials(const std::string& ns, const std::string& name,
 
 void OperatorMetrics::Reconciled(const std::string& ns, const std::string& name,
                                  const rollout::RolloutStatus& status,
-                                 const rollout::Observations&) {
+                                 const rollout::Observations&, const rollout::AnalysisSpec*) {
   std::lock_guard<std::mutex> l(mu_);
   ForgetForeign(ns + "/" + name);
   for (rollout::Phase p : kPhases) {

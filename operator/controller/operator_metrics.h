@@ -33,7 +33,8 @@ class OperatorMetrics final : public ReconcileObserver {
   explicit OperatorMetrics(absl::Time started);
 
   void Reconciled(const std::string& ns, const std::string& name,
-                  const rollout::RolloutStatus& status, const rollout::Observations&) override;
+                  const rollout::RolloutStatus& status, const rollout::Observations&,
+                  const rollout::AnalysisSpec* = nullptr) override;
   void Forgotten(const std::string& ns, const std::string& name) override;
   void Foreign(const std::string& ns, const std::string& name,
                const std::string& instance) override;

@@ -60,6 +60,16 @@ const std::vector<FlagInfo>& Flags() {
        "a namespace labelled <this>=true has opted in (needs list/watch on namespaces). "
        "With neither this nor --enabled-namespaces every namespace has; kube-system, "
        "kube-public and kube-node-lease never have"},
+      {"prometheus-address", {"BOOSTER_PROMETHEUS_ADDRESS"},
+       "none: profiles' prometheus metrics are refused (InvalidSpec)",
+       "http(s)://HOST:PORT[/PREFIX] of the Prometheus API the analysis' prometheus metrics "
+       "are queried on"},
+      {"prometheus-ca-file", {"BOOSTER_PROMETHEUS_CA_FILE"}, "the system's roots",
+       "PEM CA certificate(s), the only roots trusted for an https Prometheus"},
+      {"prometheus-bearer-token-file", {"BOOSTER_PROMETHEUS_BEARER_TOKEN_FILE"}, "none",
+       "a file whose content is sent as a bearer token with every query (re-read each time)"},
+      {"prometheus-timeout", {"BOOSTER_PROMETHEUS_TIMEOUT"}, "5s",
+       "how long one Prometheus query may take"},
       {"help", {}, "", "print this help"},
   };
   return *flags;
@@ -195,6 +205,21 @@ absl::StatusOr<OperatorOptions> ParseOptions(const std::vector<std::string>& arg
     return absl::InvalidArgumentError(absl::StrCat(
         "--instance must be a name such as booster-system/booster (no spaces, commas or '='), "
         "not \"", o.instance, "\""));
+  }
+  o.prometheus_address = get("prometheus-address", "");
+  o.prometheus_ca_file = get("prometheus-ca-file", "");
+  o.prometheus_bearer_token_file = get("prometheus-bearer-token-file", "");
+  if (o.prometheus_address.empty() &&
+      (!o.prometheus_ca_file.empty() || !o.prometheus_bearer_token_file.empty())) {
+    return absl::InvalidArgumentError(
+        "--prometheus-ca-file and --prometheus-bearer-token-file need --prometheus-address");
+  }
+  const std::string timeout = get("prometheus-timeout", "5s");
+  if (!absl::ParseDuration(timeout, &o.prometheus_timeout) ||
+      o.prometheus_timeout <= absl::ZeroDuration() || o.prometheus_timeout > absl::Minutes(1)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--prometheus-timeout must be a duration from 1ms to 1m such as 5s, not \"", timeout,
+        "\""));
   }
   o.log_format = get("log-format", o.log_format);
   if (o.log_format != "json" && o.log_format != "text") {

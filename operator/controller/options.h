@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 
 namespace booster::controller {
 
@@ -47,6 +48,12 @@ struct OperatorOptions {
   // the label <namespace_label>=true. Both empty: every namespace but the control plane's.
   std::vector<std::string> enabled_namespaces;
   std::string namespace_label;
+  // The Prometheus the profiles' Prometheus metrics are queried on (docs/prometheus-metrics.md);
+  // "" = none: a profile with one is InvalidSpec, saying so.
+  std::string prometheus_address;
+  std::string prometheus_ca_file;
+  std::string prometheus_bearer_token_file;
+  absl::Duration prometheus_timeout = absl::Seconds(5);
   bool help = false;
 };
 

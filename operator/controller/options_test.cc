@@ -116,6 +116,29 @@ TEST(OptionsTest, NamespaceOptInFlags) {
               HasSubstr("--namespace-label must be a label key"));
 }
 
+TEST(OptionsTest, PrometheusFlags) {
+  absl::StatusOr<OperatorOptions> none = ParseOptions({}, Env({}), "h");
+  ASSERT_TRUE(none.ok()) << none.status();
+  EXPECT_EQ(none->prometheus_address, "");
+  EXPECT_EQ(none->prometheus_timeout, absl::Seconds(5));
+  absl::StatusOr<OperatorOptions> o = ParseOptions(
+      {"--prometheus-address=https://prometheus.monitoring:9090", "--prometheus-timeout=2s",
+       "--prometheus-ca-file=/etc/ca.crt"},
+      Env({{"BOOSTER_PROMETHEUS_BEARER_TOKEN_FILE", "/etc/token"}}), "h");
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_EQ(o->prometheus_address, "https://prometheus.monitoring:9090");
+  EXPECT_EQ(o->prometheus_ca_file, "/etc/ca.crt");
+  EXPECT_EQ(o->prometheus_bearer_token_file, "/etc/token");
+  EXPECT_EQ(o->prometheus_timeout, absl::Seconds(2));
+  EXPECT_THAT(ParseOptions({"--prometheus-ca-file=/etc/ca.crt"}, Env({}), "h").status().message(),
+              HasSubstr("need --prometheus-address"));
+  EXPECT_THAT(ParseOptions({"--prometheus-address=http://p:9090", "--prometheus-timeout=soon"},
+                           Env({}), "h")
+                  .status()
+                  .message(),
+              HasSubstr("--prometheus-timeout must be a duration"));
+}
+
 TEST(OptionsTest, AgentFeedbackFlags) {
   absl::StatusOr<OperatorOptions> d = ParseOptions({}, Env({}), "h");
   ASSERT_TRUE(d.ok()) << d.status();

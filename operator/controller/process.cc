@@ -1,5 +1,6 @@
 #include "operator/controller/process.h"
 
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -66,43 +67,66 @@ class ProbeHandler final : public CivetHandler {
 // k (Progressing or Paused) gets that step opened with the template hash of each arm,
 // the pod-template marker its agents report under; a finished or forgotten profile's
 // windows are dropped.
+// The Prometheus metrics of the step, when there is a Prometheus (`prometheus` not null),
+// are tracked the same way: what to ask for each arm from the step's analysis start.
 class StepTracker final : public ReconcileObserver {
  public:
-  StepTracker(OperatorMetrics* metrics, feedback::WindowStore* windows)
-      : metrics_(metrics), windows_(windows) {}
+  StepTracker(OperatorMetrics* metrics, feedback::WindowStore* windows,
+              promql::PrometheusWindows* prometheus)
+      : metrics_(metrics), windows_(windows), prometheus_(prometheus) {}
   void Reconciled(const std::string& ns, const std::string& name,
-                  const rollout::RolloutStatus& status, const rollout::Observations& obs) override {
+                  const rollout::RolloutStatus& status, const rollout::Observations& obs,
+                  const rollout::AnalysisSpec* analysis) override {
     metrics_->Reconciled(ns, name, status, obs);
     const std::string key = ns + "/" + name;
     const bool stepping = (status.phase == rollout::Phase::kProgressing ||
                            status.phase == rollout::Phase::kPaused) &&
                           status.current_step > 0;
     if (stepping) {
+      const std::array<std::string, 2> markers = {
+          rollout::StepBaselineMarker(status, obs),
+          rollout::TemplateMarker(obs.canary.pod_template)};
       windows_->BeginStep(key,
                           feedback::StepId{.generation = status.observed_generation,
                                            .step = status.current_step,
                                            .started = status.step_start_time},
-                          {rollout::StepBaselineMarker(status, obs),
-                           rollout::TemplateMarker(obs.canary.pod_template)});
+                          markers);
+      if (prometheus_ != nullptr && analysis != nullptr) {
+        prometheus_->Track(key, promql::Tracked{.ns = ns,
+                                                .name = name,
+                                                .generation = status.observed_generation,
+                                                .step = status.current_step,
+                                                .step_started = status.step_start_time,
+                                                .analysis_start = status.analysis_start_time,
+                                                .interval = analysis->interval,
+                                                .metrics = promql::PrometheusMetrics(*analysis),
+                                                .markers = markers});
+      }
     } else if (status.phase == rollout::Phase::kPromoted ||
                status.phase == rollout::Phase::kRolledBack ||
                status.phase == rollout::Phase::kFailed) {
-      windows_->Forget(key);
+      Forget(key);
     }
   }
   void Foreign(const std::string& ns, const std::string& name,
                const std::string& instance) override {
     metrics_->Foreign(ns, name, instance);
-    windows_->Forget(ns + "/" + name);
+    Forget(ns + "/" + name);
   }
   void Forgotten(const std::string& ns, const std::string& name) override {
     metrics_->Forgotten(ns, name);
-    windows_->Forget(ns + "/" + name);
+    Forget(ns + "/" + name);
   }
 
  private:
+  void Forget(const std::string& key) {
+    windows_->Forget(key);
+    if (prometheus_ != nullptr) prometheus_->Forget(key);
+  }
+
   OperatorMetrics* const metrics_;
   feedback::WindowStore* const windows_;
+  promql::PrometheusWindows* const prometheus_;
 };
 
 // What became of each notification: booster_operator_notifications_total by result, and on
@@ -263,7 +287,6 @@ absl::StatusOr<std::unique_ptr<OperatorProcess>> OperatorProcess::Create(
 
 absl::Status OperatorProcess::Build() {
   metrics_ = std::make_unique<OperatorMetrics>(clock_->Now());
-  steps_ = std::make_unique<StepTracker>(metrics_.get(), &windows_);
   feedback_metrics_ = std::make_unique<feedback::PrometheusFeedbackObserver>(*metrics_->registry);
   feedback_observers_ = std::make_unique<feedback::FanOutObserver>(
       std::vector<feedback::FeedbackObserver*>{feedback_metrics_.get(), &reach_});
@@ -345,7 +368,35 @@ absl::Status OperatorProcess::Build() {
   secrets_ = std::make_unique<notify::KubeSecretReader>(c);
   notifications_ = std::make_unique<notify::Dispatcher>(poster_.get(), secrets_.get(), clock_,
                                                         notification_reports_.get());
+  // The Prometheus metrics: queried on their own thread, read by the judge beside the
+  // agents' windows.
+  analysis::WindowSource* judged = &window_source_;
+  if (!options_.prometheus_address.empty()) {
+    absl::StatusOr<std::unique_ptr<promql::HttpQuerier>> q =
+        promql::NewHttpQuerier({.address = options_.prometheus_address,
+                                .ca_file = options_.prometheus_ca_file,
+                                .bearer_token_file = options_.prometheus_bearer_token_file,
+                                .timeout = options_.prometheus_timeout});
+    if (!q.ok()) return q.status();
+    querier_ = *std::move(q);
+    metric_queries_ = std::make_unique<MetricQueries>(*metrics_->registry, recorder_.get(),
+                                                      &profiles_->store());
+    const kube::Store* pods = &pods_->store();
+    prometheus_windows_ = std::make_unique<promql::PrometheusWindows>(
+        querier_.get(),
+        [pods](const std::string& ns, const std::string& marker) {
+          return ArmPodsOf(*pods, ns, marker);
+        },
+        metric_queries_.get(), clock_);
+    all_windows_ =
+        std::make_unique<promql::CombinedWindowSource>(&window_source_, prometheus_windows_.get());
+    judged = all_windows_.get();
+  }
+  verdicts_ = std::make_unique<analysis::JudgeVerdictSource>(*judged);
+  steps_ = std::make_unique<StepTracker>(metrics_.get(), &windows_, prometheus_windows_.get());
+
   ReconcilerOptions ro;
+  ro.prometheus = prometheus_windows_ != nullptr;
   ro.notify = [this](const Json& profile, const rollout::Action& e) {
     return notifications_->Enqueue(profile,
                                    {e.event_type, e.reason, e.message, e.transition_to});
@@ -421,7 +472,7 @@ absl::Status OperatorProcess::Build() {
                           analysis_templates_ ? &analysis_templates_->store() : nullptr,
                           cluster_analysis_templates_ ? &cluster_analysis_templates_->store()
                                                       : nullptr},
-      recorder_.get(), &verdicts_, clock_, ro, steps_.get());
+      recorder_.get(), verdicts_.get(), clock_, ro, steps_.get());
   controller_ = std::make_unique<kube::Controller>(
       clock_, [this](const std::string& key) { return ReconcileAndMeasure(key); },
       kube::ControllerOptions{.workers = options_.workers});
@@ -655,6 +706,7 @@ int OperatorProcess::Run() {
       }
       for (const std::string& key : profiles_->store().ListKeys()) controller_->Enqueue(key);
       notifications_->Start();
+      if (prometheus_windows_ != nullptr) prometheus_windows_->Start();
       controller_->Start();
       workers_running_ = true;
       Log(Level::kInfo, "workers started",
@@ -672,6 +724,7 @@ int OperatorProcess::Run() {
   if (workers_running_.load()) controller_->Stop();
   workers_running_ = false;
   notifications_->Stop();  // what is still queued is not sent (docs/notifications.md)
+  if (prometheus_windows_ != nullptr) prometheus_windows_->Stop();
   if (elector_ != nullptr && elector_thread_.joinable()) {
     elector_->Stop();
     elector_thread_.join();

@@ -34,6 +34,9 @@
 #include "operator/controller/namespace_policy.h"
 #include "operator/controller/options.h"
 #include "operator/controller/reconciler.h"
+#include "operator/controller/metric_queries.h"
+#include "operator/prometheus/client.h"
+#include "operator/prometheus/source.h"
 #include "operator/controller/store_window_source.h"
 #include "operator/feedback/pod_lookup.h"
 #include "operator/feedback/prometheus_observer.h"
@@ -112,10 +115,16 @@ class OperatorProcess {
   std::vector<std::pair<std::string, kube::Informer*>> informers_;
 
   std::unique_ptr<kube::EventRecorder> recorder_;
-  // The judge over the agents' windows (mode Metrics); mode Time profiles are judged by
-  // time inside it. Declared after windows_, which it reads.
+  // The judge over the agents' windows and the Prometheus metrics' (mode Metrics); mode
+  // Time profiles are judged by time inside it. Declared after windows_, which it reads.
   StoreWindowSource window_source_{&windows_};
-  analysis::JudgeVerdictSource verdicts_{window_source_};
+  // The profiles' Prometheus metrics (operator/prometheus): null without
+  // --prometheus-address, and then the judge reads the agents' windows alone.
+  std::unique_ptr<promql::HttpQuerier> querier_;
+  std::unique_ptr<MetricQueries> metric_queries_;
+  std::unique_ptr<promql::PrometheusWindows> prometheus_windows_;
+  std::unique_ptr<promql::CombinedWindowSource> all_windows_;
+  std::unique_ptr<analysis::JudgeVerdictSource> verdicts_;
   // What the canary agents applied, for condition TuningReached; fed by the server.
   feedback::ReachTracker reach_;
   // spec.notifications: delivered off the reconcile path (operator/notify).

@@ -368,6 +368,18 @@ absl::StatusOr<kube::Result> ProfileReconciler::Reconcile(const std::string& key
         " merged into spec.rollout.analysis)"));
   }
 
+  if (!options_.prometheus && profile->spec.ok() && !judges_nothing) {
+    const std::vector<rollout::MetricSpec>& metrics = profile->spec->rollout.analysis.metrics;
+    for (size_t i = 0; i < metrics.size(); ++i) {
+      if (metrics[i].prometheus_query.empty()) continue;
+      profile->spec = absl::InvalidArgumentError(absl::StrCat(
+          "spec.rollout.analysis.metrics[", i, "] (", metrics[i].name,
+          ") is a prometheus metric, and this operator has no Prometheus to ask: set "
+          "--prometheus-address (the chart's operator.prometheus.address)"));
+      break;
+    }
+  }
+
   // Observations. The target's name comes from the spec, or from the raw field when the
   // spec is invalid (the machine then only needs to know whether a canary exists).
   std::string target_name = profile->spec.ok() ? profile->spec->target_ref.name
@@ -480,7 +492,11 @@ absl::StatusOr<kube::Result> ProfileReconciler::Reconcile(const std::string& key
            {"message", plan.status.last_transition ? plan.status.last_transition->message : ""}});
     }
   }
-  if (observer_ != nullptr) observer_->Reconciled(ns, name, plan.status, obs);
+  if (observer_ != nullptr) {
+    observer_->Reconciled(ns, name, plan.status, obs,
+                          search.profile.spec.ok() ? &search.profile.spec->rollout.analysis
+                                                   : nullptr);
+  }
 
   // 2. The Events of the status just written (and any an earlier pass could not record):
   // before the actions, so a failing action loses none.

@@ -87,10 +87,11 @@ class ReconcileObserver {
  public:
   virtual ~ReconcileObserver() = default;
   // `obs` is what the pass saw of the target and the canary (their templates name the
-  // template hash each arm's agents report under).
+  // template hash each arm's agents report under); `analysis` the analysis the pass judged
+  // with (a shared template merged in), null when the spec is invalid.
   virtual void Reconciled(const std::string& ns, const std::string& name,
-                          const rollout::RolloutStatus& status,
-                          const rollout::Observations& obs) = 0;
+                          const rollout::RolloutStatus& status, const rollout::Observations& obs,
+                          const rollout::AnalysisSpec* analysis) = 0;
   // The profile is gone (deleted, or its finalizer removed).
   virtual void Forgotten(const std::string& ns, const std::string& name) = 0;
   // The profile is managed by another operator instance, `instance`: this one leaves it.
@@ -171,6 +172,9 @@ struct ReconcilerOptions {
   // kRecordEvent action. Must not block; an error (spec.notifications that cannot be read)
   // is logged and recorded as a Warning Event. Unset = no notifications.
   std::function<absl::Status(const Json& profile, const rollout::Action& event)> notify;
+  // The operator queries a Prometheus (--prometheus-address). Without one, a profile with a
+  // Prometheus metric in its analysis is InvalidSpec, saying where to set the address.
+  bool prometheus = false;
 };
 
 class ProfileReconciler {

@@ -230,9 +230,11 @@ Json Profile(bool with_finalizer = true) {
 class RecordingObserver final : public ReconcileObserver {
  public:
   void Reconciled(const std::string& ns, const std::string& name,
-                  const rollout::RolloutStatus& status, const rollout::Observations&) override {
+                  const rollout::RolloutStatus& status, const rollout::Observations&,
+                  const rollout::AnalysisSpec* a) override {
     std::lock_guard<std::mutex> l(mu_);
     phases[ns + "/" + name] = status.phase;
+    if (a != nullptr) analysis = *a;
   }
   void Forgotten(const std::string& ns, const std::string& name) override {
     std::lock_guard<std::mutex> l(mu_);
@@ -242,6 +244,7 @@ class RecordingObserver final : public ReconcileObserver {
   std::mutex mu_;
   std::map<std::string, Phase> phases;
   std::vector<std::string> forgotten;
+  std::optional<rollout::AnalysisSpec> analysis;  // the last one handed over
 };
 
 class ReconcilerTest : public ::testing::Test {
@@ -893,6 +896,40 @@ TEST_F(ReconcilerTest, ARetargetedProfileGivesTheOldDeploymentBackFirst) {
   EXPECT_FALSE(target["metadata"].contains("annotations"));
   EXPECT_EQ(PhaseOnServer(), Phase::kPending);
   EXPECT_FALSE(api_.Get(kProfilePath)["status"].contains("targetName"));
+}
+
+// A Prometheus metric needs an operator that has a Prometheus to ask: without one the
+// profile is InvalidSpec saying where the address goes; with one it rolls out, and the
+// observer is handed the analysis it judged with (the tracker of Prometheus metrics).
+TEST_F(ReconcilerTest, APrometheusMetricNeedsAnOperatorWithAPrometheus) {
+  Json p = Profile();
+  p["spec"]["rollout"]["analysis"] = Json::parse(R"x({"metrics": [{"name": "checkout",
+      "direction": "LowerIsBetter", "prometheus": {"query": "sum(up{pod=~\"{{pods}}\"})"}}]})x");
+  api_.Put(kProfilePath, p);
+  api_.Put(kTargetPath, Target(4));
+  api_.SettleDeployments();
+  api_.Sync();
+  ASSERT_TRUE(Reconcile().ok());
+  const Json status = api_.Get(kProfilePath)["status"];
+  EXPECT_EQ(status["phase"], "Failed");
+  std::string message;
+  for (const Json& c : status["conditions"]) {
+    if (c["type"] == "InvalidSpec") message = c.value("message", "");
+  }
+  EXPECT_THAT(message, HasSubstr("metrics[0] (checkout) is a prometheus metric, and this "
+                                 "operator has no Prometheus to ask: set --prometheus-address"));
+
+  ReconcilerOptions with;
+  with.prometheus = true;
+  reconciler_ = std::make_unique<ProfileReconciler>(
+      client_.get(), ReconcilerStores{&api_.profiles_, &api_.deployments_, &api_.hpas_, &api_.pods_},
+      recorder_.get(), &verdicts_, &clock_, with, &observer_);
+  api_.Sync();
+  DriveUntil([&] { return PhaseOnServer() == Phase::kProgressing; });
+  std::lock_guard<std::mutex> l(observer_.mu_);
+  ASSERT_TRUE(observer_.analysis.has_value());
+  ASSERT_EQ(observer_.analysis->metrics.size(), 1u);
+  EXPECT_EQ(observer_.analysis->metrics[0].prometheus_query, R"(sum(up{pod=~"{{pods}}"}))");
 }
 
 // A profile judged on a cluster template: missing, it is InvalidSpec naming it; created,

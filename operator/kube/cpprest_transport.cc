@@ -220,7 +220,8 @@ absl::StatusOr<std::unique_ptr<Transport>> NewCpprestTransport(const Config& con
 }
 
 absl::StatusOr<std::unique_ptr<Transport>> NewCpprestWebTransport(const std::string& origin,
-                                                                  absl::Duration timeout) {
+                                                                  absl::Duration timeout,
+                                                                  const std::string& ca_pem) {
   if (!absl::StartsWith(origin, "https://") && !absl::StartsWith(origin, "http://")) {
     return absl::InvalidArgumentError(
         absl::StrCat("\"", origin, "\" is not an http:// or https:// address"));
@@ -228,6 +229,16 @@ absl::StatusOr<std::unique_ptr<Transport>> NewCpprestWebTransport(const std::str
   Config config;
   config.server = origin;
   config.request_timeout = timeout;
+  config.ca_pem = ca_pem;
+  if (!ca_pem.empty()) {
+    try {
+      boost::asio::ssl::context ctx(boost::asio::ssl::context::sslv23);
+      TlsSetup(config)(ctx);
+    } catch (const std::exception& e) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("the CA for ", origin, " is not PEM: ", e.what()));
+    }
+  }
   try {
     return std::unique_ptr<Transport>(std::make_unique<CpprestTransport>(config));
   } catch (const std::exception& e) {

@@ -26,9 +26,11 @@ namespace booster::kube {
 absl::StatusOr<std::unique_ptr<Transport>> NewCpprestTransport(const Config& config);
 
 // A transport to any web server at `origin` ("http://host:port" or "https://host"): no
-// client certificate, the system's CA roots for https (the operator's outgoing webhooks).
+// client certificate; for https the system's CA roots (the operator's outgoing webhooks), or
+// `ca_pem` as the only root when set (a Prometheus behind a private CA).
 absl::StatusOr<std::unique_ptr<Transport>> NewCpprestWebTransport(const std::string& origin,
-                                                                  absl::Duration timeout);
+                                                                  absl::Duration timeout,
+                                                                  const std::string& ca_pem = "");
 
 // A Client over the cpprestsdk transport.
 absl::StatusOr<std::unique_ptr<Client>> NewClient(const Config& config,

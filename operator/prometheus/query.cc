@@ -13,7 +13,7 @@
 #include "absl/strings/str_join.h"
 #include "nlohmann/json.hpp"
 
-namespace booster::prometheus {
+namespace booster::promql {
 namespace {
 
 using Json = nlohmann::json;
@@ -217,4 +217,4 @@ absl::string_view QueryOutcomeName(QueryOutcome outcome) {
   return "Error";
 }
 
-}  // namespace booster::prometheus
+}  // namespace booster::promql

@@ -24,7 +24,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 
-namespace booster::prometheus {
+namespace booster::promql {
 
 struct QueryContext {
   std::string namespace_;
@@ -66,6 +66,6 @@ QueryResult ParseQueryResponse(int http_status, absl::string_view body);
 
 absl::string_view QueryOutcomeName(QueryOutcome outcome);
 
-}  // namespace booster::prometheus
+}  // namespace booster::promql
 
 #endif  // BOOSTER_OPERATOR_PROMETHEUS_QUERY_H_

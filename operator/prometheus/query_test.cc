@@ -4,7 +4,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
-namespace booster::prometheus {
+namespace booster::promql {
 namespace {
 
 using ::testing::HasSubstr;
@@ -104,4 +104,4 @@ TEST(ParseQueryResponseTest, PrometheussErrorIsPassedOn) {
 }
 
 }  // namespace
-}  // namespace booster::prometheus
+}  // namespace booster::promql

@@ -2,8 +2,10 @@
 // accepts, the agents report in their windows (docs/feedback.md) and the judge compares,
 // each with the direction in which it is better. The profile parser, the judge and
 // operator/feedback read it from here; crds/check.py parses the rows of kMetrics below
-// and fails when the CRD's enum (crds/boosterprofile.yaml) differs, so a new metric is
-// added here and in the CRD together. Header-only: the standard library and
+// and fails when the CRD's lists of them (crds/boosterprofile.yaml: the metrics item's CEL
+// rules, their message and `name`'s description) differ, so a new metric is added here and
+// in the CRD together. A Prometheus metric (docs/prometheus-metrics.md) has a name of the
+// team's instead, never one of these. Header-only: the standard library and
 // absl::string_view, nothing else.
 //
 //   std::optional<int> i = MetricIndex("latencyP99");      // 1; nullopt for "p99"

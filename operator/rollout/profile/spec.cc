@@ -2,6 +2,7 @@
 // tuning has its own parser (tuning.cc).
 #include "operator/rollout/profile/spec.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <regex>
@@ -19,6 +20,7 @@
 #include "operator/rollout/profile/metric_names.h"
 #include "operator/rollout/profile/names.h"
 #include "operator/notify/notification.h"
+#include "operator/prometheus/query.h"
 #include "operator/rollout/profile/search_spec.h"
 #include "operator/rollout/profile/spec_fields.h"
 #include "operator/rollout/profile/status_codec.h"
@@ -155,6 +157,71 @@ void ParseAppSource(const Json& j, const std::string& p, AnalysisSpec& out, Spec
   out.source = std::move(src);
 }
 
+// A metrics entry's name and where its values come from: one of the agent's metrics (the
+// name from the table, no direction), or a Prometheus metric (a name of the team's, a
+// direction, a query whose placeholders are known). False when the entry is unusable.
+bool ParseMetricSource(const Json& e, const std::string& ep, MetricSpec& metric,
+                       SpecErrors& errors) {
+  const Json* prom = Field(e, "prometheus");
+  const Json* name = Field(e, "name");
+  if (name == nullptr) {
+    errors.Add(FieldPath(ep, "name"), "is required");
+    return false;
+  }
+  if (prom == nullptr) {
+    if (Field(e, "direction") != nullptr) {
+      errors.Add(FieldPath(ep, "direction"),
+                 "is only for a prometheus metric: an agent metric's direction is fixed");
+    }
+    if (!GetEnum(e, "name", ep, kMetricNames, errors)) return false;
+    metric.name = name->get<std::string>();
+    return true;
+  }
+  std::optional<std::string> n = GetString(e, "name", ep, errors);
+  if (!n) return false;
+  bool ok = true;
+  if (IsKnownMetric(*n)) {
+    errors.Add(FieldPath(ep, "name"),
+               absl::StrCat("\"", *n, "\" is one of the agent's metrics; a prometheus "
+                            "metric needs a name of its own (e.g. checkoutLatency)"));
+    ok = false;
+  } else if (n->empty() || n->size() > 63 || !absl::ascii_isalpha((*n)[0]) ||
+             !std::all_of(n->begin(), n->end(),
+                          [](char c) { return absl::ascii_isalnum(c) || c == '_'; })) {
+    errors.Add(FieldPath(ep, "name"),
+               absl::StrCat("\"", *n, "\" is not a metric name: a letter, then letters, digits "
+                            "or _, at most 63"));
+    ok = false;
+  }
+  metric.name = *n;
+  if (auto d = GetEnum(e, "direction", ep, {"LowerIsBetter", "HigherIsBetter"}, errors)) {
+    metric.direction = *d == 0 ? Direction::kLowerIsBetter : Direction::kHigherIsBetter;
+  } else if (Field(e, "direction") == nullptr) {
+    errors.Add(FieldPath(ep, "direction"),
+               "is required with prometheus: LowerIsBetter or HigherIsBetter");
+    ok = false;
+  } else {
+    ok = false;
+  }
+  const std::string pp = FieldPath(ep, "prometheus");
+  if (!CheckObject(*prom, pp, {"query"}, errors)) return false;
+  std::optional<std::string> q = GetString(*prom, "query", pp, errors);
+  if (!q) {
+    if (Field(*prom, "query") == nullptr) errors.Add(FieldPath(pp, "query"), "is required");
+    return false;
+  }
+  if (q->size() > 4096) {
+    errors.Add(FieldPath(pp, "query"), "must be at most 4096 characters");
+    return false;
+  }
+  if (absl::Status checked = promql::CheckQueryTemplate(*q); !checked.ok()) {
+    errors.Add(FieldPath(pp, "query"), std::string(checked.message()));
+    return false;
+  }
+  metric.prometheus_query = *q;
+  return ok;
+}
+
 }  // namespace
 
 std::vector<MetricSpec> DefaultMetrics() {
@@ -215,17 +282,13 @@ void ParseAnalysis(const Json& j, AnalysisSpec& out, absl::Duration step_duratio
         const Json& e = (*m)[i];
         const std::string ep = absl::StrCat(mp, "[", i, "]");
         if (!CheckObject(e, ep,
-                         {"name", "maxRegressionPercent", "minImprovementPercent", "required"},
+                         {"name", "maxRegressionPercent", "minImprovementPercent", "required",
+                          "direction", "prometheus"},
                          errors)) {
           continue;
         }
         MetricSpec metric;
-        std::optional<size_t> name = GetEnum(e, "name", ep, kMetricNames, errors);
-        if (!name) {
-          if (Field(e, "name") == nullptr) errors.Add(FieldPath(ep, "name"), "is required");
-          continue;
-        }
-        metric.name = e["name"].get<std::string>();
+        if (!ParseMetricSource(e, ep, metric, errors)) continue;
         if (!seen.insert(metric.name).second) {
           errors.Add(ep, absl::StrCat("metric ", metric.name, " is listed twice"));
           continue;

@@ -191,6 +191,37 @@ INSTANTIATE_TEST_SUITE_P(
         BadSpec{"MetricName",
                 R"({)" TARGET R"(, "rollout": {"analysis": {"metrics": [{"name": "p99"}]}}})",
                 "unsupported value \"p99\""},
+        BadSpec{"PrometheusWithoutDirection",
+                R"({)" TARGET R"(, "rollout": {"analysis": {"metrics": [{"name": "checkout",
+                   "prometheus": {"query": "sum(up) + 0"}}]}}})",
+                "direction: is required with prometheus: LowerIsBetter or HigherIsBetter"},
+        BadSpec{"DirectionOfAnAgentMetric",
+                R"({)" TARGET R"(, "rollout": {"analysis": {"metrics": [{"name": "latencyP99",
+                   "direction": "HigherIsBetter"}]}}})",
+                "direction: is only for a prometheus metric"},
+        BadSpec{"PrometheusNamedLikeAnAgentMetric",
+                R"({)" TARGET R"(, "rollout": {"analysis": {"metrics": [{"name": "latencyP99",
+                   "direction": "LowerIsBetter", "prometheus": {"query": "sum(up) + 0"}}]}}})",
+                "\"latencyP99\" is one of the agent's metrics; a prometheus metric needs a "
+                "name of its own"},
+        BadSpec{"PrometheusName",
+                R"({)" TARGET R"(, "rollout": {"analysis": {"metrics": [{"name": "p-99",
+                   "direction": "LowerIsBetter", "prometheus": {"query": "sum(up) + 0"}}]}}})",
+                "\"p-99\" is not a metric name"},
+        BadSpec{"PrometheusUnknownPlaceholder",
+                R"({)" TARGET R"(, "rollout": {"analysis": {"metrics": [{"name": "checkout",
+                   "direction": "LowerIsBetter",
+                   "prometheus": {"query": "up{pod=~\"{{pod}}\"}"}}]}}})",
+                "prometheus.query: unknown placeholder {{pod}}"},
+        BadSpec{"PrometheusEmptyQuery",
+                R"({)" TARGET R"(, "rollout": {"analysis": {"metrics": [{"name": "checkout",
+                   "direction": "LowerIsBetter", "prometheus": {"query": ""}}]}}})",
+                "prometheus.query"},
+        BadSpec{"PrometheusUnknownKey",
+                R"({)" TARGET R"(, "rollout": {"analysis": {"metrics": [{"name": "checkout",
+                   "direction": "LowerIsBetter", "prometheus": {"query": "sum(up) + 0",
+                   "address": "http://p"}}]}}})",
+                "address"},
         BadSpec{"MetricTwice", R"({)" TARGET R"(, "rollout": {"analysis": {"metrics": [
                    {"name": "latencyP99"}, {"name": "latencyP99"}]}}})",
                 "metric latencyP99 is listed twice"},
@@ -232,6 +263,24 @@ TEST(ParseSpecTest, NotificationsAreCheckedAndChangeNoHash) {
   ASSERT_TRUE(notified.ok()) << notified.status();
   EXPECT_EQ(RolloutHash(*plain), RolloutHash(*notified));
   EXPECT_EQ(ExperimentHash(*plain), ExperimentHash(*notified));
+}
+
+TEST(ParseSpecTest, APrometheusMetricHasItsQueryAndDirection) {
+  absl::StatusOr<ProfileSpec> spec = ParseSpec(J(R"({)" TARGET R"x(, "rollout": {"analysis": {
+      "metrics": [{"name": "latencyP99"},
+                  {"name": "checkout_rate", "direction": "HigherIsBetter",
+                   "maxRegressionPercent": 20,
+                   "prometheus": {"query": "sum(rate(orders_total{pod=~\"{{pods}}\"}[{{window}}]))"}}]}}})x"));
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  const std::vector<MetricSpec>& m = spec->rollout.analysis.metrics;
+  ASSERT_EQ(m.size(), 2u);
+  EXPECT_EQ(m[0].prometheus_query, "");
+  EXPECT_EQ(m[0].direction, std::nullopt);
+  EXPECT_EQ(DirectionOf(m[0]), Direction::kLowerIsBetter);
+  EXPECT_EQ(m[1].name, "checkout_rate");
+  EXPECT_EQ(m[1].prometheus_query, R"(sum(rate(orders_total{pod=~"{{pods}}"}[{{window}}])))");
+  EXPECT_EQ(DirectionOf(m[1]), Direction::kHigherIsBetter);
+  EXPECT_EQ(m[1].max_regression_percent, 20);
 }
 
 TEST(ParseSpecTest, AnalysisSourceKeepsOnlyWhatIsGiven) {

@@ -1,7 +1,7 @@
 // The plain types of a BoosterProfile: enums and structs of its spec, status and metadata,
 // as the parser (spec.h) and the status codec (status_codec.h) fill them. No functions
 // here, so that anything may include it; it includes only the standard library, Abseil
-// (status, time) and nlohmann::json.
+// (status, time), nlohmann::json and the header-only metric table (metric_names.h).
 #ifndef BOOSTER_OPERATOR_ROLLOUT_PROFILE_TYPES_H_
 #define BOOSTER_OPERATOR_ROLLOUT_PROFILE_TYPES_H_
 
@@ -14,6 +14,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "nlohmann/json.hpp"
+#include "operator/rollout/profile/metric_names.h"
 
 namespace booster::rollout {
 
@@ -77,7 +78,19 @@ struct MetricSpec {
   double max_regression_percent = 5;
   std::optional<double> min_improvement_percent;
   bool required = true;
+  // A Prometheus metric (docs/prometheus-metrics.md): the PromQL query, with Booster's
+  // placeholders (operator/prometheus/query.h), evaluated for each arm once per interval;
+  // "" for one of the agent's metrics (metric_names.h).
+  std::string prometheus_query;
+  // Which way is better: set for a Prometheus metric (the profile says), nullopt for an
+  // agent's metric, whose direction is the table's.
+  std::optional<Direction> direction;
 };
+
+// The direction the judge reads `metric` in: its own, else the agent table's.
+inline Direction DirectionOf(const MetricSpec& metric) {
+  return metric.direction.value_or(MetricDirection(metric.name));
+}
 
 struct AnalysisSpec {
   AnalysisMode mode = AnalysisMode::kMetrics;  // the CRD's default too

@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
@@ -28,6 +29,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <set>
 #include <string>
 #include <thread>
@@ -277,28 +279,56 @@ class Prometheus {
  public:
   // `operator_target` and every agent target are HOST:PORT; the agents' series get the
   // label namespace=`agent_namespace`, as the chart's PodMonitor gives them.
+  // With `app_namespace`, it also scrapes the app container's /metrics (container port
+  // 8080) of every running pod in that namespace, each series labelled with its namespace
+  // and pod as a PodMonitor would: what a team's own Prometheus holds. Debian's Prometheus
+  // is built without kubernetes_sd_configs, so a thread here lists the namespace's pods
+  // through the API server every second and keeps a file_sd_configs target file up to date
+  // instead. It serves on `listen_host`: loopback, or the node's address on the pod network
+  // for the operator's pods to query it.
   explicit Prometheus(const std::string& operator_target,
                       const std::vector<std::string>& agent_targets = {},
-                      const std::string& agent_namespace = "") {
+                      const std::string& agent_namespace = "",
+                      const std::string& app_namespace = "",
+                      const std::string& listen_host = "127.0.0.1")
+      : host_(listen_host) {
     char tmpl[] = "/tmp/booster-prom-XXXXXX";
     if (mkdtemp(tmpl) == nullptr) return;
     dir_ = tmpl;
     port_ = FreePort();
     std::ofstream(dir_ + "/prometheus.yml")
         << "global: {scrape_interval: 1s, evaluation_interval: 1s}\n"
-        << "scrape_configs:\n"
-        << "  - job_name: booster-operator\n"
-        << "    static_configs: [{targets: ['" << operator_target << "']}]\n";
+        << "scrape_configs:\n";
+    if (!operator_target.empty()) {
+      std::ofstream(dir_ + "/prometheus.yml", std::ios::app)
+          << "  - job_name: booster-operator\n"
+          << "    static_configs: [{targets: ['" << operator_target << "']}]\n";
+    }
     if (!agent_targets.empty()) {
       std::ofstream(dir_ + "/prometheus.yml", std::ios::app)
           << "  - job_name: booster-agents\n"
           << "    static_configs: [{targets: ['" << absl::StrJoin(agent_targets, "', '")
           << "'], labels: {namespace: '" << agent_namespace << "'}}]\n";
     }
+    if (!app_namespace.empty()) {
+      WriteAppTargets(app_namespace);
+      std::ofstream(dir_ + "/prometheus.yml", std::ios::app)
+          << "  - job_name: apps\n"
+          << "    file_sd_configs: [{files: ['" << dir_ << "/apps.json'], refresh_interval: 1s}]\n";
+      discovery_ = std::thread([this, app_namespace] {
+        std::unique_lock<std::mutex> l(mu_);
+        while (!stopping_) {
+          l.unlock();
+          WriteAppTargets(app_namespace);
+          l.lock();
+          cv_.wait_for(l, std::chrono::seconds(1), [this] { return stopping_; });
+        }
+      });
+    }
     std::vector<std::string> args = {
         "prometheus", "--config.file=" + dir_ + "/prometheus.yml",
         "--storage.tsdb.path=" + dir_ + "/data",
-        absl::StrCat("--web.listen-address=127.0.0.1:", port_), "--log.level=warn"};
+        absl::StrCat("--web.listen-address=", host_, ":", port_), "--log.level=warn"};
     std::vector<char*> argv;
     for (std::string& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -311,6 +341,12 @@ class Prometheus {
     posix_spawn_file_actions_destroy(&fa);
   }
   ~Prometheus() {
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      stopping_ = true;
+    }
+    cv_.notify_all();
+    if (discovery_.joinable()) discovery_.join();
     if (pid_ > 0) {
       kill(pid_, SIGTERM);
       waitpid(pid_, nullptr, 0);
@@ -321,6 +357,7 @@ class Prometheus {
   Prometheus& operator=(const Prometheus&) = delete;
 
   bool started() const { return pid_ > 0 && port_ > 0; }
+  std::string address() const { return absl::StrCat("http://", host_, ":", port_); }
   std::string Log() const {
     absl::StatusOr<std::string> log = ReadFile(dir_ + "/log");
     return log.ok() ? *log : log.status().ToString();
@@ -330,7 +367,7 @@ class Prometheus {
   absl::StatusOr<Json> Query(const std::string& expr) const {
     absl::StatusOr<std::string> out =
         RunCommand({"curl", "-sf", "--get", "--data-urlencode", "query=" + expr,
-                    absl::StrCat("http://127.0.0.1:", port_, "/api/v1/query")});
+                    absl::StrCat(address(), "/api/v1/query")});
     if (!out.ok()) return absl::UnavailableError(out.status().ToString());
     Json j = Json::parse(*out, nullptr, /*allow_exceptions=*/false);
     if (j.is_discarded() || j.value("status", "") != "success") {
@@ -340,9 +377,42 @@ class Prometheus {
   }
 
  private:
+  // The running pods of `ns` with a container port 8080 as file_sd targets, labelled with
+  // their namespace and pod; written to a temporary file and renamed into place, so
+  // Prometheus never reads half a file.
+  void WriteAppTargets(const std::string& ns) {
+    absl::StatusOr<Json> pods = GetJson({"-n", ns, "get", "pods"});
+    if (!pods.ok()) return;
+    Json targets = Json::array();
+    for (const Json& p : pods->value("items", Json::array())) {
+      const std::string ip = p.value("/status/podIP"_json_pointer, "");
+      if (ip.empty() || p["metadata"].contains("deletionTimestamp") ||
+          p.value("/status/phase"_json_pointer, "") != "Running") {
+        continue;
+      }
+      bool app = false;
+      for (const Json& c : p.value("/spec/containers"_json_pointer, Json::array())) {
+        for (const Json& port : c.value("ports", Json::array())) {
+          app |= port.value("containerPort", 0) == 8080;
+        }
+      }
+      if (!app) continue;
+      targets.push_back({{"targets", {ip + ":8080"}},
+                         {"labels", {{"namespace", ns},
+                                     {"pod", p.value("/metadata/name"_json_pointer, "")}}}});
+    }
+    std::ofstream(dir_ + "/apps.json.tmp") << targets.dump();
+    std::filesystem::rename(dir_ + "/apps.json.tmp", dir_ + "/apps.json");
+  }
+
+  std::string host_;
   std::string dir_;
   int port_ = -1;
   pid_t pid_ = -1;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stopping_ = false;  // guarded by mu_
+  std::thread discovery_;
 };
 
 // One query of a dashboard the chart ships (charts/booster/dashboards/*.json), with the
@@ -1226,11 +1296,26 @@ spec:
 
 // The chart with operator.watchNamespace: the operator and its RBAC cover the test's own
 // namespace only (a Role there), so it leaves every other namespace of the cluster alone.
+// The node's address on the pod network (tests/e2e/cluster/lib.sh, NODE_IP): a process on
+// the host listening there is reachable from every pod.
+constexpr char kNodeIp[] = "10.244.0.1";
+
+// The operator watches the test's namespace only, and queries a team's Prometheus (a host
+// process scraping the namespace's apps) for the profiles' Prometheus metrics.
 class HelmChartOneNamespaceE2eTest : public HelmChartE2eTest {
  protected:
-  std::vector<std::string> ExtraValues() const override {
-    return {"operator.watchNamespace=" + app_ns_.name()};
+  void SetUp() override {
+    ASSERT_TRUE(app_ns_.status().ok()) << app_ns_.status();
+    team_prometheus_ = std::make_unique<Prometheus>("", std::vector<std::string>{}, "",
+                                                    app_ns_.name(), kNodeIp);
+    ASSERT_TRUE(team_prometheus_->started()) << team_prometheus_->Log();
+    HelmChartE2eTest::SetUp();
   }
+  std::vector<std::string> ExtraValues() const override {
+    return {"operator.watchNamespace=" + app_ns_.name(),
+            "operator.prometheus.address=" + team_prometheus_->address()};
+  }
+  std::unique_ptr<Prometheus> team_prometheus_;
 };
 
 // The judge on the real cluster, with the chart-installed operator (watching the test's
@@ -1760,25 +1845,47 @@ spec:
   // onset, however long the step has run.
   applied = Apply(profile("onset", "4096", "4m"));
   ASSERT_TRUE(applied.ok()) << applied;
-  absl::Time analysis_start = absl::InfinitePast();
-  absl::Status analysing = WaitFor(
-      [&]() -> absl::StatusOr<bool> {
-        absl::StatusOr<Json> bp = GetJson({"-n", ns, "get", "bp", "onset"});
-        if (!bp.ok()) return bp.status();
-        const std::string phase = bp->value("/status/phase"_json_pointer, "");
-        if (phase == "RolledBack" || phase == "Failed" || phase == "Promoted") {
-          return absl::FailedPreconditionError("ended " + phase + ": " + evidence("onset"));
-        }
-        const std::string started = bp->value("/status/analysisStartTime"_json_pointer, "");
-        std::string err;
-        if (started.empty() || !absl::ParseTime(absl::RFC3339_full, started, &analysis_start,
-                                                &err)) {
-          return absl::UnavailableError("no analysis yet: " + phase);
-        }
-        return true;
-      },
-      absl::Minutes(3), absl::Seconds(1));
-  ASSERT_TRUE(analysing.ok()) << analysing << Diagnose(ns);
+  // When profile `name`'s step analysis started (status.analysisStartTime), waited for; an
+  // error if the profile ends first.
+  auto await_analysis = [&](const std::string& name) -> absl::StatusOr<absl::Time> {
+    absl::Time start = absl::InfinitePast();
+    absl::Status waited = WaitFor(
+        [&]() -> absl::StatusOr<bool> {
+          absl::StatusOr<Json> bp = GetJson({"-n", ns, "get", "bp", name});
+          if (!bp.ok()) return bp.status();
+          const std::string phase = bp->value("/status/phase"_json_pointer, "");
+          if (phase == "RolledBack" || phase == "Failed" || phase == "Promoted") {
+            return absl::FailedPreconditionError("ended " + phase + ": " + evidence(name));
+          }
+          const std::string started = bp->value("/status/analysisStartTime"_json_pointer, "");
+          std::string err;
+          if (started.empty() || !absl::ParseTime(absl::RFC3339_full, started, &start, &err)) {
+            return absl::UnavailableError("no analysis yet: " + phase);
+          }
+          return true;
+        },
+        absl::Minutes(3), absl::Seconds(1));
+    if (!waited.ok()) return waited;
+    return start;
+  };
+  // Every running canary pod answers GET / 200 ms slower from now on (the workload's
+  // /slow, called on each pod from the host); how many were slowed.
+  auto slow_canary_pods = [&]() -> absl::StatusOr<int> {
+    absl::StatusOr<Json> pods = GetJson({"-n", ns, "get", "pods", "-l", "booster.dev/arm=canary"});
+    if (!pods.ok()) return pods.status();
+    int n = 0;
+    for (const Json& p : pods->value("items", Json::array())) {
+      const std::string ip = p.value("/status/podIP"_json_pointer, "");
+      if (ip.empty() || p["metadata"].contains("deletionTimestamp")) continue;
+      absl::StatusOr<std::string> r = HttpGet(absl::StrCat("http://", ip, ":8080/slow?ms=200"));
+      if (!r.ok()) return r.status();
+      ++n;
+    }
+    return n;
+  };
+  absl::StatusOr<absl::Time> onset_analysis = await_analysis("onset");
+  ASSERT_TRUE(onset_analysis.ok()) << onset_analysis.status() << Diagnose(ns);
+  const absl::Time analysis_start = *onset_analysis;
   absl::Status clean = WaitFor(
       [&]() -> absl::StatusOr<bool> {
         absl::StatusOr<std::string> phase =
@@ -1795,18 +1902,10 @@ spec:
       },
       absl::Minutes(3), absl::Seconds(1));
   ASSERT_TRUE(clean.ok()) << clean << Diagnose(ns);
-  absl::StatusOr<Json> canaries = GetJson({"-n", ns, "get", "pods", "-l", "booster.dev/arm=canary"});
-  ASSERT_TRUE(canaries.ok()) << canaries.status();
-  int slowed = 0;
-  for (const Json& p : canaries->value("items", Json::array())) {
-    const std::string ip = p.value("/status/podIP"_json_pointer, "");
-    if (ip.empty() || p["metadata"].contains("deletionTimestamp")) continue;
-    absl::StatusOr<std::string> r = HttpGet(absl::StrCat("http://", ip, ":8080/slow?ms=200"));
-    ASSERT_TRUE(r.ok()) << r.status();
-    ++slowed;
-  }
+  absl::StatusOr<int> slowed = slow_canary_pods();
   const absl::Time onset = absl::Now();
-  ASSERT_EQ(slowed, 2) << "step 1 of 4 replicas runs 2 canary pods";
+  ASSERT_TRUE(slowed.ok()) << slowed.status();
+  ASSERT_EQ(*slowed, 2) << "step 1 of 4 replicas runs 2 canary pods";
   absl::Status caught = WaitPhase(ns, "onset", "RolledBack", absl::Minutes(3));
   ASSERT_TRUE(caught.ok()) << caught << "\n" << evidence("onset") << Diagnose(ns);
   absl::StatusOr<Json> onset_bp = GetJson({"-n", ns, "get", "bp", "onset"});
@@ -1826,6 +1925,80 @@ spec:
   EXPECT_LE(decided - onset, absl::Seconds(60)) << onset_decision.dump();
   ASSERT_TRUE(WaitRolledOut(ns, "web", absl::Minutes(3)).ok()) << Diagnose(ns);
   ASSERT_TRUE(Kubectl({"-n", ns, "delete", "bp", "onset", "--timeout=90s"}).ok()) << Diagnose(ns);
+
+  // The team's own SLI, from their Prometheus (the fixture's, scraping the apps): a profile
+  // judged on nothing but the mean latency of GET / that Prometheus computes from the
+  // app's histogram, for each arm's pods. Its canary pods turn 200 ms slower once the
+  // analysis starts; the judge fails the step on the Prometheus figures. A second metric
+  // asks for a series no app exports: its empty answers are a Warning Event quoting the
+  // query as sent, and the metric (optional) is skipped, never passed.
+  const std::string mean_latency =
+      R"(sum(rate(http_request_duration_seconds_sum{namespace="{{namespace}}",pod=~"{{pods}}",path="/"}[{{window}}])))"
+      R"( / sum(rate(http_request_duration_seconds_count{namespace="{{namespace}}",pod=~"{{pods}}",path="/"}[{{window}}])))";
+  applied = Apply(absl::StrCat(R"(
+apiVersion: booster.dev/v1alpha1
+kind: BoosterProfile
+metadata: {name: slo, namespace: )", ns, R"(}
+spec:
+  targetRef: {kind: Deployment, name: web}
+  tuning:
+    sysctls: {net.core.somaxconn: "4096"}
+  rollout:
+    steps: [50, 100]
+    stepDuration: 90s
+    progressDeadline: 3m
+    analysis:
+      mode: Metrics
+      interval: 5s
+      warmup: 10s
+      maxExtensions: 0
+      minSamples: 6
+      metrics:
+        - name: meanLatency
+          direction: LowerIsBetter
+          maxRegressionPercent: 50
+          prometheus:
+            query: ')", mean_latency, R"('
+        - name: checkoutErrors
+          direction: LowerIsBetter
+          required: false
+          prometheus:
+            query: 'sum(rate(checkout_errors_total{namespace="{{namespace}}",pod=~"{{pods}}"}[{{window}}]))'
+)"));
+  ASSERT_TRUE(applied.ok()) << applied;
+  absl::StatusOr<absl::Time> slo_analysis = await_analysis("slo");
+  ASSERT_TRUE(slo_analysis.ok()) << slo_analysis.status() << Diagnose(ns);
+  slowed = slow_canary_pods();
+  ASSERT_TRUE(slowed.ok()) << slowed.status();
+  ASSERT_EQ(*slowed, 2) << "step 1 of 4 replicas runs 2 canary pods";
+  absl::Status slo_failed = WaitPhase(ns, "slo", "RolledBack", absl::Minutes(3));
+  ASSERT_TRUE(slo_failed.ok()) << slo_failed << "\n" << evidence("slo") << Diagnose(ns);
+  absl::StatusOr<Json> slo_bp = GetJson({"-n", ns, "get", "bp", "slo"});
+  ASSERT_TRUE(slo_bp.ok());
+  const Json slo_decision = slo_bp->value("/status/lastDecision"_json_pointer, Json::object());
+  std::cout << "profile judged on Prometheus: " << slo_decision.dump() << "\n";
+  EXPECT_EQ(slo_decision.value("reason", ""), "AnalysisFailed") << slo_decision.dump();
+  EXPECT_EQ(slo_decision.value("/evidence/meanLatency.verdict"_json_pointer, ""), "Fail")
+      << slo_decision.dump();
+  // One window per arm per interval: the arm, not a pod, is what Prometheus was asked about.
+  EXPECT_EQ(slo_decision.value("/evidence/meanLatency.pods"_json_pointer, ""),
+            "baseline 1, canary 1")
+      << slo_decision.dump();
+  EXPECT_NE(slo_decision.value("/evidence/checkoutErrors.verdict"_json_pointer, ""), "Pass")
+      << "missing data is never a pass: " << slo_decision.dump();
+  absl::StatusOr<std::string> slo_events = events_of("slo", "AnalysisFailed");
+  ASSERT_TRUE(slo_events.ok()) << slo_events.status();
+  EXPECT_THAT(*slo_events, HasSubstr("meanLatency is worse")) << *slo_events;
+  absl::StatusOr<std::string> query_failed = events_of("slo", "MetricQueryFailed");
+  ASSERT_TRUE(query_failed.ok()) << query_failed.status();
+  std::cout << "MetricQueryFailed: " << *query_failed << "\n";
+  EXPECT_THAT(*query_failed, HasSubstr("metric checkoutErrors, canary arm: Empty"));
+  EXPECT_THAT(*query_failed,
+              HasSubstr(absl::StrCat("checkout_errors_total{namespace=\"", ns,
+                                     "\",pod=~\"web-booster-")))
+      << "the query as sent, the arm's pods filled in";
+  ASSERT_TRUE(WaitRolledOut(ns, "web", absl::Minutes(3)).ok()) << Diagnose(ns);
+  ASSERT_TRUE(Kubectl({"-n", ns, "delete", "bp", "slo", "--timeout=90s"}).ok()) << Diagnose(ns);
 }
 
 
