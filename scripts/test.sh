@@ -87,11 +87,12 @@ fi
 # ThreadSanitizer on the unit tests of the concurrent parts: the work queue, controller,
 # informer and leader election; the feedback window store and the agents' gRPC stream server
 # (its threads are Debian's uninstrumented gRPC's: cmake/tsan/grpc_tsan.cc gives TSan the
-# completion-queue edges); the agent's sampler and its HTTP server (/metrics, civetweb).
+# completion-queue edges); the agent's sampler and its HTTP server (/metrics, civetweb); the
+# notifications' dispatcher and the Prometheus metrics' query thread.
 # docs/testing.md, ThreadSanitizer.
 TSAN_TESTS=(kube_queue_test kube_controller_test kube_informer_test kube_leader_election_test
   feedback_window_store_test feedback_server_test agent_sampler_test agent_metrics_test
-  notify_test)
+  notify_test prometheus_source_test)
 stage "build the concurrent parts with ThreadSanitizer"
 if cmake -S . -B build-tsan -G Ninja -DBOOSTER_TSAN=ON \
      -DBOOSTER_COMPONENTS="common;proto;runtime;operator;sidecar" -DBOOSTER_BUILD_BENCH=OFF \
