@@ -1438,7 +1438,19 @@ spec:
   // is judged on the canary's windows against a fresh baseline's and passes. Its
   // notifications go to the receiver: every step's verdict and the promotion as JSON, the
   // promotion in Slack's shape.
-  // It names a cluster template that does not exist yet: InvalidSpec, saying so.
+  // It names a cluster template that does not exist yet: InvalidSpec, saying so. Its first
+  // notification (that Failed) goes out at once, so the receiver's Service must route to the
+  // receiver first: a new Service's address can reach an older Service's pods for a moment
+  // (the operator's metrics port answered a POST 404 once, which is final).
+  ASSERT_TRUE(WaitFor(
+                  [&]() -> absl::StatusOr<bool> {
+                    absl::StatusOr<std::vector<Json>> got = received("/hook/slack");
+                    if (!got.ok()) return absl::UnavailableError(got.status().ToString());
+                    return true;
+                  },
+                  absl::Seconds(60), absl::Seconds(1))
+                  .ok())
+      << Diagnose(ns);
   absl::Status applied =
       Apply(profile("good", "4096", "40s", false, good_notifications, /*from_template=*/true));
   ASSERT_TRUE(applied.ok()) << applied;
