@@ -257,6 +257,58 @@ void TestEstimate(LevelTest& t, double alpha_pass) {
   }
 }
 
+// The noise of a series around the best fit of two levels (one change anywhere from its
+// 4th to its 4th-last value): the variance of the residuals (two means taken out: n - 2
+// degrees), their lag-1 autocorrelation, the long-run variance and the effective degrees of
+// freedom as Moments gives them for one level. The fit picks the best of n splits, so it
+// also takes slow wander out as if it were a shift and the residuals look less
+// autocorrelated than the series is: their autocorrelation gets kShiftRhoBias times
+// Kendall's small-sample correction, which put seeded no-op series' false alarms back to
+// the one-level test's (paired_test, LevelTest.*).
+struct ShiftFit {
+  bool ok = false;
+  double lrv = kNaN;
+  double df = kNaN;
+};
+
+ShiftFit FitShift(const std::vector<double>& x) {
+  ShiftFit fit;
+  const size_t n = x.size();
+  if (n < static_cast<size_t>(kShiftMinIntervals)) return fit;
+  // Prefix sums: the sum of squares around two means is sum x^2 - S1^2/k - S2^2/(n - k).
+  std::vector<double> prefix(n + 1, 0);
+  for (size_t i = 0; i < n; ++i) prefix[i + 1] = prefix[i] + x[i];
+  size_t best = 0;
+  double best_fit = -kInf;
+  for (size_t k = 3; k + 3 <= n; ++k) {
+    const double a = prefix[k];
+    const double b = prefix[n] - a;
+    const double explained = a * a / static_cast<double>(k) + b * b / static_cast<double>(n - k);
+    if (explained > best_fit) {
+      best_fit = explained;
+      best = k;
+    }
+  }
+  const double mean_a = prefix[best] / static_cast<double>(best);
+  const double mean_b = (prefix[n] - prefix[best]) / static_cast<double>(n - best);
+  double g0 = 0;
+  double g1 = 0;
+  double last = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const double r = x[i] - (i < best ? mean_a : mean_b);
+    g0 += r * r;
+    if (i > 0) g1 += r * last;
+    last = r;
+  }
+  const double m = static_cast<double>(n);
+  double rho = g0 > 0 ? g1 / g0 : 0;
+  rho = std::clamp(rho + kShiftRhoBias * (1 + 3 * rho) / m, 0.0, 0.9);
+  fit.ok = true;
+  fit.lrv = g0 / (m - 2) * (1 + rho) / (1 - rho);
+  fit.df = std::max(1.0, m * (1 - rho) / (1 + rho) - 1);
+  return fit;
+}
+
 }  // namespace
 
 double PodVariance(const PairedFigures& f) {
@@ -287,6 +339,17 @@ LevelTest TestLevel(const PairedFigures& f, double alpha_pass) {
   // Autocorrelated intervals carry less information than as many independent ones.
   t.df = std::max(1.0, moments.Effective() - 1);
   TestEstimate(t, alpha_pass);
+  // A regression that started mid-step: the noise around two levels too (paired.h).
+  const ShiftFit shift = FitShift(w);
+  if (shift.ok) {
+    t.shift_lrv = shift.lrv;
+    LevelTest s = t;
+    s.se = std::sqrt(shift.lrv / n + PodVariance(f));
+    s.df = shift.df;
+    TestEstimate(s, alpha_pass);
+    // Two yardsticks, each held to half the alpha (Bonferroni): p is twice the smaller.
+    t.p_value = std::min(1.0, 2 * std::min(t.p_value, s.p_value));
+  }
   return t;
 }
 
@@ -297,14 +360,13 @@ OnsetTest ScanOnset(const PairedFigures& f) {
   if (d.size() <= start) return best;
   best.tested = true;
   for (double k : kOnsetReferences) {
-    // Self-starting: each interval is compared with a reference of the intervals before it,
-    // all but the latest kOnsetGuard of them (so an onset does not enter the yardstick it
-    // is measured with until it has had that long to show; which intervals are left out
-    // depends on time only, not on their values). A persistent pod difference is in every
-    // interval alike and is no change at all.
+    // Self-starting: each interval is compared with the mean and noise of a reference of
+    // the intervals before it, all but the latest kOnsetGuard of them (so an onset enters
+    // neither the level it is measured from nor the yardstick it is measured with until it
+    // has had that long to show; which intervals are left out depends on time only, not on
+    // their values). A persistent pod difference is in every interval alike and is no
+    // change at all.
     Moments reference;
-    Moments all;
-    for (size_t j = 0; j < start; ++j) all.Add(d[j]);
     size_t in_reference = 0;
     double stat = 0;
     size_t run_start = d.size();  // first interval of the current excursion
@@ -316,11 +378,10 @@ OnsetTest ScanOnset(const PairedFigures& f) {
       // independent and keep the false-alarm hazard what Siegmund's formula says; a mean
       // shift of delta shows in them as delta (1 - rho), against an SD shrunk by
       // sqrt(1 - rho^2), so the shift is still measured in long-run SDs.
-      const double mean = all.Mean();
+      const double mean = reference.Mean();
       const double rho = reference.Rho();
       const double innovation = (d[j] - mean) - rho * (d[j - 1] - mean);
-      const double sd = std::sqrt(reference.InnovationVariance(rho) * (1 + 1 / all.n));
-      all.Add(d[j]);
+      const double sd = std::sqrt(reference.InnovationVariance(rho) * (1 + 1 / reference.n));
       // The SD is itself estimated from a few intervals: innovation / sd is a t with the
       // reference's degrees of freedom, mapped to the normal score of the same tail so that
       // early, uncertain intervals do not alarm. One wild interval moves the statistic by at

@@ -62,14 +62,25 @@ double ChangePercent(Scale scale, bool worse_is_higher, double oriented);
 struct LevelTest {
   int intervals = 0;
   double estimate = kNaN;  // mean oriented contrast (winsorized), on the scale
-  double se = kNaN;        // its standard error: time (long-run) and pods
+  double se = kNaN;        // its standard error: time (long-run) and pods, around one level
   double interval_lrv = kNaN;  // the time part: the contrasts' long-run variance per interval
+  double shift_lrv = kNaN;     // the same around two levels (NaN below kShiftMinIntervals)
   double df = kNaN;
   double p_value = kNaN;   // one-sided: the canary is worse than the baseline at all
   double upper = kNaN;     // the upper confidence bound of the estimate at 1 - alpha_pass
 };
 
+// Whether the canary is worse at all (p_value): a regression that started mid-step is a
+// level shift in the contrasts, which around one mean looks like noise and like
+// autocorrelation (rho near 1, a degree of freedom or two), so the test would lose it in
+// its own yardstick. From kShiftMinIntervals on, the mean is also weighed against the noise
+// around the best fit of two levels, each yardstick held to half the alpha (p_value is
+// twice the smaller). `upper`, `se`, `df` and `interval_lrv` are the single level's: a
+// shift only widens that bound, so a Pass is never easier for it.
 LevelTest TestLevel(const PairedFigures& f, double alpha_pass);
+inline constexpr int kShiftMinIntervals = 24;
+// How many times Kendall's correction the two-level fit's residual autocorrelation gets.
+inline constexpr double kShiftRhoBias = 6;
 
 // The variance a mean contrast has from the pods alone: pod_sd^2 (1/nb + 1/nc).
 double PodVariance(const PairedFigures& f);
@@ -98,7 +109,10 @@ inline constexpr int kOnsetMinPast = 10;
 // The latest intervals left out of the reference each interval is compared with.
 inline constexpr size_t kOnsetGuard = 8;
 // An onset alarm needs the excursion's mean beyond the margin by this many of its SEs.
-inline constexpr double kOnsetGate = 1.5;
+inline constexpr double kOnsetGate = 3.0;
+// The excursion's SE is read from the noise around two levels (LevelTest::shift_lrv) when
+// that is at most this share of the noise around one (judge.cc).
+inline constexpr double kOnsetShiftShare = 1.0 / 3;
 // No interval moves a CUSUM by more than this many SDs.
 inline constexpr double kOnsetClamp = 3.0;
 

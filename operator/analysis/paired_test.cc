@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "operator/analysis/distributions.h"
 #include "operator/analysis/testing/rollout_sim.h"
 
 namespace booster::analysis {
@@ -126,6 +127,71 @@ TEST(PairedTest, OnsetScanFindsARecentShiftAndIgnoresOneWildInterval) {
   jump[9] = 200;
   const std::vector<std::vector<Window>> short_c = {PodSeries("c", jump)};
   EXPECT_FALSE(ScanOnset(PairUp(Ptrs(short_b), Ptrs(short_c), true, kInterval, 0.02)).tested);
+}
+
+// A regression from the middle of the step is a level shift in the contrasts: around one
+// mean it looks like noise and like autocorrelation, and the test would lose it in its own
+// yardstick. Around the best fit of two levels it does not.
+TEST(LevelTest, ALevelShiftMidStepIsNotTakenForNoise) {
+  testing::Rng rng(7);
+  std::vector<double> base(36, 100);
+  std::vector<double> canary;
+  for (int i = 0; i < 36; ++i) canary.push_back(100 * std::exp(0.1 * rng.Normal()) * (i >= 24 ? 2 : 1));
+  const std::vector<std::vector<Window>> b = {PodSeries("b", base)};
+  const std::vector<std::vector<Window>> c = {PodSeries("c", canary)};
+  const PairedFigures f = PairUp(Ptrs(b), Ptrs(c), true, kInterval, 0.02);
+  const LevelTest t = TestLevel(f, 0.01);
+  // se, df: the single level's, whose p-value would not show it at a look's alpha.
+  const double one_level_p = StudentTUpper(t.estimate / t.se, t.df);
+  const double one_level_upper = t.estimate + StudentTQuantile(0.99, t.df) * t.se;
+  std::cout << "one level p=" << one_level_p << " df=" << t.df << ", two levels p=" << t.p_value
+            << "\n";
+  EXPECT_GT(one_level_p, 1e-2);
+  EXPECT_LT(t.p_value, 1e-5);
+  // The bound a Pass needs is the single level's.
+  EXPECT_DOUBLE_EQ(t.upper, one_level_upper);
+  // Too few intervals to fit two levels: the single level alone.
+  const std::vector<std::vector<Window>> short_c = {
+      PodSeries("c", std::vector<double>(canary.begin() + 20, canary.begin() + 27))};
+  const LevelTest s = TestLevel(PairUp(Ptrs(b), Ptrs(short_c), true, kInterval, 0.02), 0.01);
+  EXPECT_DOUBLE_EQ(s.p_value, StudentTUpper(s.estimate / s.se, s.df));
+}
+
+// Without a shift, the two-level yardstick is not narrower than the truth: over seeded
+// no-op series (AR(1) with rho 0.3-0.7, 24-120 intervals) the canary is shown worse at 0.05
+// about as often as it should be, and at 0.01 no more often than around one level (which
+// is itself a little over 1% with few, strongly autocorrelated intervals).
+TEST(LevelTest, WithoutAShiftTheCanaryIsShownWorseAsRarelyAsItShouldBe) {
+  testing::Rng rng(11);
+  constexpr int kSeries = 1000;
+  for (int n : {24, 36, 120}) {
+    const std::vector<std::vector<Window>> b = {
+        PodSeries("b", std::vector<double>(static_cast<size_t>(n), 100))};
+    for (double rho : {0.3, 0.5, 0.7}) {
+      int below_1 = 0, below_5 = 0, plain_1 = 0, plain_5 = 0;
+      for (int r = 0; r < kSeries; ++r) {
+        std::vector<double> canary;
+        double ar = rng.Normal();
+        for (int i = 0; i < n; ++i) {
+          ar = rho * ar + std::sqrt(1 - rho * rho) * rng.Normal();
+          canary.push_back(100 * std::exp(0.1 * ar));
+        }
+        const std::vector<std::vector<Window>> c = {PodSeries("c", canary)};
+        // No pod variance: only the time series' noise is under test.
+        const LevelTest t = TestLevel(PairUp(Ptrs(b), Ptrs(c), true, kInterval, 0), 0.01);
+        const double plain = StudentTUpper(t.estimate / t.se, t.df);
+        below_1 += t.p_value <= 0.01;
+        below_5 += t.p_value <= 0.05;
+        plain_1 += plain <= 0.01;
+        plain_5 += plain <= 0.05;
+      }
+      std::cout << n << " intervals, rho " << rho << ": p <= 0.01 in " << below_1
+                << ", p <= 0.05 in " << below_5 << " of " << kSeries << " (one level: " << plain_1
+                << ", " << plain_5 << ")\n";
+      EXPECT_LE(below_1, plain_1 + 15) << n << " " << rho;
+      EXPECT_LE(below_5, 80) << n << " " << rho;
+    }
+  }
 }
 
 TEST(PairedTest, RatesAreEventsPerExposure) {
