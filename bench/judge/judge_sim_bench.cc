@@ -6,8 +6,8 @@
 //
 //   judge_sim_bench aa     [--rollouts=10000] [--seed=1]   A/A false fails and promotions
 //   judge_sim_bench power  [--rollouts=10000] [--seed=1]   +20% and 2x from the start
-//   judge_sim_bench onset  [--rollouts=2000]  [--seed=1]   2x / +20% at 0, 2, 5, 10 min
-//                                                          into one 15-minute step
+//   judge_sim_bench onset  [--rollouts=2000]  [--seed=1]   A/A, then 2x / +20% at 0, 2, 5,
+//                                                          10 min into one 15-minute step
 //   judge_sim_bench levels [--rollouts=1000] [--seed=1]    the level test's budget over every
 //                                                          look vs over the level looks:
 //                                                          A/A, 2x and +20% early in a
@@ -120,11 +120,13 @@ int Run(const std::string& mode, int rollouts, uint64_t seed) {
     return 0;
   }
   if (mode == "onset") {
-    // One 15-minute step (180 intervals of 5 s, no extension), one pod per arm.
+    // One 15-minute step (180 intervals of 5 s, no extension), one pod per arm: first the
+    // A/A row (no regression), then each regression from 0, 2, 5 and 10 minutes in.
     const rollout::AnalysisSpec spec = OneLongStepSpec();
     const SimShape shape = OneLongStep();
-    for (double factor : {2.0, 1.2}) {
+    for (double factor : {1.0, 2.0, 1.2}) {
       for (int minute : {0, 2, 5, 10}) {
+        if (factor == 1.0 && minute > 0) continue;
         Print({{"row", "onset"}, {"factor", factor}, {"onset_min", minute}, {"pods", 1},
                {"step_min", 15}},
               SimulateRollouts(spec, shape, PodModel(),

@@ -109,7 +109,7 @@ inline constexpr int kOnsetMinPast = 10;
 // The latest intervals left out of the reference each interval is compared with.
 inline constexpr size_t kOnsetGuard = 8;
 // An onset alarm needs the excursion's mean beyond the margin by this many of its SEs.
-inline constexpr double kOnsetGate = 3.0;
+inline constexpr double kOnsetGate = 3.5;
 // The excursion's SE is read from the noise around two levels (LevelTest::shift_lrv) when
 // that is at most this share of the noise around one (judge.cc).
 inline constexpr double kOnsetShiftShare = 1.0 / 3;
