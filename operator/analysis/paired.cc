@@ -30,6 +30,17 @@ double MedianOf(std::vector<double> v) {
   return v.size() % 2 == 1 ? v[mid] : v[mid - 1] + (v[mid] - v[mid - 1]) / 2;
 }
 
+// A lag-1 autocorrelation `r` of n values corrected for its small-sample bias, `times`
+// Kendall's (1 + 3 r) / n, and held to [0, 0.9]: negative autocorrelation is not trusted to
+// narrow a variance.
+double CorrectedRho(double r, double n, double times) {
+  return std::clamp(r + times * (1 + 3 * r) / n, 0.0, 0.9);
+}
+// The long-run variance of an AR(1) series of variance `var`: var (1 + rho) / (1 - rho).
+double LongRunOf(double var, double rho) { return var * (1 + rho) / (1 - rho); }
+// Values that carry as much information as n autocorrelated ones: n (1 - rho) / (1 + rho).
+double EffectiveOf(double n, double rho) { return n * (1 - rho) / (1 + rho); }
+
 // Running sums of a series, enough for its mean, variance and lag-1 autocovariance.
 struct Moments {
   double n = 0, sum = 0, squares = 0, lagged = 0, first = 0, last = 0;
@@ -48,8 +59,7 @@ struct Moments {
   // narrow it. NaN below two values.
   double LongRunVariance() const {
     if (n < 2) return kNaN;
-    const double var = Variance();
-    return var * (1 + Rho()) / (1 - Rho());
+    return LongRunOf(Variance(), Rho());
   }
   double Variance() const {
     const double m = Mean();
@@ -61,7 +71,7 @@ struct Moments {
     const double g0 = (squares - n * m * m) / n;
     if (!(g0 > 0)) return 0;
     const double g1 = (lagged - m * ((sum - first) + (sum - last)) + (n - 1) * m * m) / n;
-    return std::clamp(g1 / g0 + (1 + 3 * (g1 / g0)) / n, 0.0, 0.9);
+    return CorrectedRho(g1 / g0, n, 1);
   }
   // The variance of the reference's own AR(1) innovations (x_i - m) - rho (x_{i-1} - m),
   // measured rather than taken as var (1 - rho^2), which is wrong whenever rho is.
@@ -74,7 +84,7 @@ struct Moments {
     return std::max(0.0, (a + rho * rho * b - 2 * rho * c) / (n - 2));
   }
   // Values that carry as much information as n autocorrelated ones: n (1 - rho) / (1 + rho).
-  double Effective() const { return n * (1 - Rho()) / (1 + Rho()); }
+  double Effective() const { return EffectiveOf(n, Rho()); }
 };
 
 // Siegmund's approximation of a one-sided CUSUM's in-control run length with reference k
@@ -301,11 +311,10 @@ ShiftFit FitShift(const std::vector<double>& x) {
     last = r;
   }
   const double m = static_cast<double>(n);
-  double rho = g0 > 0 ? g1 / g0 : 0;
-  rho = std::clamp(rho + kShiftRhoBias * (1 + 3 * rho) / m, 0.0, 0.9);
+  const double rho = CorrectedRho(g0 > 0 ? g1 / g0 : 0, m, kShiftRhoBias);
   fit.ok = true;
-  fit.lrv = g0 / (m - 2) * (1 + rho) / (1 - rho);
-  fit.df = std::max(1.0, m * (1 - rho) / (1 + rho) - 1);
+  fit.lrv = LongRunOf(g0 / (m - 2), rho);
+  fit.df = std::max(1.0, EffectiveOf(m, rho) - 1);
   return fit;
 }
 
