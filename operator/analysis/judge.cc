@@ -342,12 +342,14 @@ MetricEvidence JudgeMetric(const AnalysisSpec& spec, const MetricSpec& metric,
     // An alarm needs the excursion beyond the margin by kOnsetGate standard errors of its
     // own mean too: autocorrelated windows wander, and a wander past the margin is not a
     // regression shown. The excursion's mean is as uncertain as a mean of that many of the
-    // step's intervals (their long-run variance, as the level test measured it), plus what
-    // the pods may differ by. When two levels explain most of that variance (their fit
-    // leaves at most kOnsetShiftShare of it), the variance is a shift, not noise: then the
-    // noise around the two levels, so an onset does not widen its own yardstick.
-    const bool shifted = windows_level.shift_lrv <= kOnsetShiftShare * windows_level.interval_lrv;
-    const double lrv = shifted ? windows_level.shift_lrv : windows_level.interval_lrv;
+    // step's intervals, plus what the pods may differ by. Around one level an onset widens
+    // that yardstick itself (its shift looks like noise and autocorrelation), so once
+    // enough intervals came before the excursion, the noise around the two levels it splits
+    // the step into, when that is the smaller.
+    double lrv = windows_level.interval_lrv;
+    if (onset.before >= kOnsetSplitMinBefore && std::isfinite(onset.split_lrv)) {
+      lrv = std::min(lrv, onset.split_lrv);
+    }
     const double recent_se = std::sqrt(lrv / std::max(1, onset.recent) + PodVariance(f));
     if (onset.p_value <= alpha.onset && onset.recent > 0 &&
         onset.recent_level - kOnsetGate * recent_se > margin) {

@@ -41,7 +41,7 @@ TEST(JudgeMonteCarloTest, AaFalseFailAtMostOnePercentWithPodOffsetsAndAutocorrel
                                         2'000, 1);
   Figure("aa_pod3_rho05_1v1_false_fail_rate", o.FailedRate());
   Figure("aa_pod3_rho05_1v1_promoted_rate", static_cast<double>(o.promoted) / o.rollouts);
-  EXPECT_LE(o.FailedRate(), 0.0125);  // 0.004 measured; the bound allows the sampling error
+  EXPECT_LE(o.FailedRate(), 0.0125);  // 0.0025 measured; the bound allows the sampling error
 }
 
 TEST(JudgeMonteCarloTest, APassNeedsTheDataToShowNoWorse) {
@@ -133,9 +133,11 @@ TEST(JudgeMonteCarloTest, ADoubledP99MidStepIsCaughtByTheOnsetScan) {
   Figure("onset_2x_at_90s_rolled_back_rate", o.RolledBackRate());
   Figure("onset_2x_at_90s_p50_seconds", Quantile(o.detection_seconds, 0.5));
   Figure("onset_2x_at_90s_p95_seconds", Quantile(o.detection_seconds, 0.95));
-  EXPECT_GE(o.FailedRate(), 0.85);  // 0.908 measured (0.79 before the two-level yardstick)
+  // 0.962 measured (0.908 with an 8-interval guard and a gate on one level's noise, 0.79
+  // before the two-level yardstick)
+  EXPECT_GE(o.FailedRate(), 0.92);
   EXPECT_LE(Quantile(o.detection_seconds, 0.5), 35);
-  EXPECT_LE(Quantile(o.detection_seconds, 0.95), 100);  // 90 s measured (115 s before)
+  EXPECT_LE(Quantile(o.detection_seconds, 0.95), 100);  // 90 s measured (115 s in 2026-12)
   EXPECT_GE(o.RolledBackRate(), 0.99);
 }
 

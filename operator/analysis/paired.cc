@@ -351,7 +351,6 @@ LevelTest TestLevel(const PairedFigures& f, double alpha_pass) {
   // A regression that started mid-step: the noise around two levels too (paired.h).
   const ShiftFit shift = FitShift(w);
   if (shift.ok) {
-    t.shift_lrv = shift.lrv;
     LevelTest s = t;
     s.se = std::sqrt(shift.lrv / n + PodVariance(f));
     s.df = shift.df;
@@ -361,6 +360,29 @@ LevelTest TestLevel(const PairedFigures& f, double alpha_pass) {
   }
   return t;
 }
+
+namespace {
+
+// The long-run variance of x around two levels, `before` up to index `split` and `after`
+// from it on: residual variance over n - 2 (two means taken out), lag-1 autocorrelation
+// with Kendall's correction.
+double SplitLongRunVariance(const std::vector<double>& x, size_t split, double before,
+                            double after) {
+  double g0 = 0;
+  double g1 = 0;
+  double last = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    const double r = x[i] - (i < split ? before : after);
+    g0 += r * r;
+    if (i > 0) g1 += r * last;
+    last = r;
+  }
+  const double n = static_cast<double>(x.size());
+  if (n < 3) return kNaN;
+  return LongRunOf(g0 / (n - 2), CorrectedRho(g0 > 0 ? g1 / g0 : 0, n, 1));
+}
+
+}  // namespace
 
 OnsetTest ScanOnset(const PairedFigures& f) {
   OnsetTest best;
@@ -419,6 +441,8 @@ OnsetTest ScanOnset(const PairedFigures& f) {
       best.recent = static_cast<int>(d.size() - run_start);
       best.recent_level = Mean(d, run_start);
       best.before_level = Mean(d, 0, run_start);
+      best.before = static_cast<int>(run_start);
+      best.split_lrv = SplitLongRunVariance(d, run_start, best.before_level, best.recent_level);
       best.since = f.starts[run_start];
     }
   }

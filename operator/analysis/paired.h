@@ -64,7 +64,6 @@ struct LevelTest {
   double estimate = kNaN;  // mean oriented contrast (winsorized), on the scale
   double se = kNaN;        // its standard error: time (long-run) and pods, around one level
   double interval_lrv = kNaN;  // the time part: the contrasts' long-run variance per interval
-  double shift_lrv = kNaN;     // the same around two levels (NaN below kShiftMinIntervals)
   double df = kNaN;
   double p_value = kNaN;   // one-sided: the canary is worse than the baseline at all
   double upper = kNaN;     // the upper confidence bound of the estimate at 1 - alpha_pass
@@ -98,6 +97,11 @@ struct OnsetTest {
   int recent = 0;
   double recent_level = kNaN;
   double before_level = kNaN;
+  // The contrasts' long-run variance around those two levels (the step's intervals split at
+  // the excursion's start; lag-1 autocorrelation with Kendall's correction) and how many
+  // intervals came before the excursion.
+  double split_lrv = kNaN;
+  int before = 0;
   absl::Time since = absl::InfinitePast();
 };
 
@@ -106,13 +110,14 @@ struct OnsetTest {
 inline constexpr double kOnsetReferences[] = {0.5, 1.5};
 // Intervals that standardize the first one scanned.
 inline constexpr int kOnsetMinPast = 10;
-// The latest intervals left out of the reference each interval is compared with.
-inline constexpr size_t kOnsetGuard = 8;
+// The latest intervals left out of the reference each interval is compared with: an onset
+// has this long to show before it enters the level it is measured from.
+inline constexpr size_t kOnsetGuard = 16;
 // An onset alarm needs the excursion's mean beyond the margin by this many of its SEs.
-inline constexpr double kOnsetGate = 3.5;
-// The excursion's SE is read from the noise around two levels (LevelTest::shift_lrv) when
-// that is at most this share of the noise around one (judge.cc).
-inline constexpr double kOnsetShiftShare = 1.0 / 3;
+inline constexpr double kOnsetGate = 5;
+// The excursion's SE is read from the noise around the two levels the excursion splits the
+// step into (OnsetTest::split_lrv) once at least this many intervals came before it.
+inline constexpr int kOnsetSplitMinBefore = 12;
 // No interval moves a CUSUM by more than this many SDs.
 inline constexpr double kOnsetClamp = 3.0;
 

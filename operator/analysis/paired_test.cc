@@ -114,6 +114,19 @@ TEST(PairedTest, OnsetScanFindsARecentShiftAndIgnoresOneWildInterval) {
   EXPECT_EQ(o.since, kT0 + kInterval * 26);
   EXPECT_NEAR(o.recent_level, std::log(2.0), 0.05);
   EXPECT_LT(o.p_value, 1e-5);
+  // The excursion splits the step in two levels: 26 intervals before it, and the noise
+  // around the two (what the judge's gate weighs the excursion against) is the pattern's
+  // few percent, not the shift that the noise around one level is made of.
+  const PairedFigures shifted = PairUp(Ptrs(b), Ptrs(c), true, kInterval, 0.02);
+  EXPECT_EQ(o.before, 26);
+  EXPECT_LT(o.split_lrv, 0.01);
+  double mean = 0;
+  for (double x : shifted.contrasts) mean += x / static_cast<double>(shifted.contrasts.size());
+  double one_level = 0;
+  for (double x : shifted.contrasts) {
+    one_level += (x - mean) * (x - mean) / static_cast<double>(shifted.contrasts.size() - 1);
+  }
+  EXPECT_GT(one_level, 10 * o.split_lrv);
   std::vector<double> wild = canary;
   wild[28] *= 50;
   const std::vector<std::vector<Window>> w = {PodSeries("c", wild)};
