@@ -58,14 +58,14 @@ for r in load("power.jsonl"):
 print()
 print("### Onsets in one 15-minute step (one pod per arm, margin 10%)")
 print()
-print("| p99 | onset | rollouts | failed | within 60 s | within 120 s | detection p50 / p95 / max |")
-print("|---|---|---|---|---|---|---|")
+print("| p99 | onset | rollouts | failed | promoted | within 60 s | within 120 s | detection p50 / p95 / max |")
+print("|---|---|---|---|---|---|---|---|")
 for r in load("onset.jsonl"):
     if r["factor"] == 1.0:
-        print(f"| x1 (A/A) | - | {r['rollouts']} | {pc(r['failed'])} (promoted {pc(r['promoted'])}) | - | - | - |")
+        print(f"| x1 (A/A) | - | {r['rollouts']} | {pc(r['failed'])} | {pc(r['promoted'])} | - | - | - |")
         continue
     print(f"| x{r['factor']} | {r['onset_min']} min | {r['rollouts']} | {pc(r['failed'])} | "
-          f"{pc(r.get('within_60s', 0))} | {pc(r.get('within_120s', 0))} | "
+          f"{pc(r['promoted'])} | {pc(r.get('within_60s', 0))} | {pc(r.get('within_120s', 0))} | "
           f"{s(r, 'detect_p50_s')} / {s(r, 'detect_p95_s')} / {s(r, 'detect_max_s')} |")
 print()
 print("### p99 from the windows' histograms: 2+2 pods, 400 requests a window")
