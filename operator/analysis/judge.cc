@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <map>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -100,6 +102,22 @@ std::vector<double> Values(const std::vector<const Window*>& ws) {
   v.reserve(ws.size());
   for (const Window* w : ws) v.push_back(w->value);
   return v;
+}
+
+// Each window's distance from its own pod's median, every pod of the arm together (pods
+// with fewer than 3 windows left out, unless no pod has more). The spread check reads these:
+// pods that differ in level (one baseline pod against four canary pods, two of them fresh)
+// are not a wider canary, and the level test already weighs them as pods.
+std::vector<double> WithinPodDeviations(const std::vector<const Window*>& ws) {
+  std::map<std::string, std::vector<double>> by_pod;
+  for (const Window* w : ws) by_pod[w->pod].push_back(w->value);
+  std::vector<double> d;
+  for (const auto& [pod, v] : by_pod) {
+    if (v.size() < 3) continue;
+    const std::vector<double> own = AbsoluteDeviations(v, Median(v));
+    d.insert(d.end(), own.begin(), own.end());
+  }
+  return d.empty() ? AbsoluteDeviations(Values(ws), Median(Values(ws))) : d;
 }
 
 std::string Num(double v) { return absl::StrFormat("%.3g", v); }
@@ -370,11 +388,13 @@ MetricEvidence JudgeMetric(const AnalysisSpec& spec, const MetricSpec& metric,
   }
 
   // Contradictory evidence: the canary's spread blew up while its centre did not fail.
-  e.spread_ratio =
-      e.baseline.mad > 0 ? e.canary.mad / e.baseline.mad : (e.canary.mad > 0 ? kInf : 1.0);
-  e.spread_p_value = MannWhitneyGreater(AbsoluteDeviations(cv, e.canary.median),
-                                        AbsoluteDeviations(bv, e.baseline.median))
-                         .p_value;
+  // Within each pod (WithinPodDeviations), so the arms' different pod counts are no spread.
+  const std::vector<double> bd = WithinPodDeviations(b);
+  const std::vector<double> cd = WithinPodDeviations(c);
+  const double bmad = Median(bd);
+  const double cmad = Median(cd);
+  e.spread_ratio = bmad > 0 ? cmad / bmad : (cmad > 0 ? kInf : 1.0);
+  e.spread_p_value = MannWhitneyGreater(cd, bd).p_value;
   if (e.spread_ratio > options.spread_ratio && e.spread_p_value <= alpha.spread) {
     e.verdict = MetricVerdict::kInconclusive;
     e.note = absl::StrCat(metric.name, " spread ", Num(e.spread_ratio),

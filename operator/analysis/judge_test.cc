@@ -466,6 +466,28 @@ TEST(JudgeTest, SpreadEvidenceIsReported) {
   EXPECT_THAT(d.message, HasSubstr("latencyP99 spread"));
 }
 
+TEST(JudgeTest, PodsThatDifferInLevelAreNoWiderCanary) {
+  // One baseline pod against four canary pods 15% apart in level, each as noisy as the
+  // baseline (a step of 100% with a fresh baseline of one): pooled, the canary's windows
+  // spread about 5x the baseline's; within each pod they spread as much, so the spread
+  // check stays quiet and the pods' difference is the level test's to weigh.
+  std::vector<Window> canary;
+  const std::vector<double> levels = {0.85, 0.95, 1.05, 1.15};
+  for (size_t p = 0; p < levels.size(); ++p) {
+    std::vector<double> v = kLatencyShuffled;
+    for (double& x : v) x *= levels[p];
+    for (Window w : Series(v)) {
+      w.pod = absl::StrCat("canary-", p);
+      canary.push_back(w);
+    }
+  }
+  Decision d = Judge(Spec({Within("latencyP99", 50)}),
+                     Arms("latencyP99", Series(kLatency), canary), StepOver());
+  EXPECT_LT(d.metrics[0].spread_ratio, 1.5);
+  EXPECT_EQ(d.kind, DecisionKind::kPass) << d.message;
+  EXPECT_EQ(d.metrics[0].canary_pods, 4);
+}
+
 TEST(JudgeTest, NoMetricsIsNeverAPass) {
   Decision d = Judge(Spec({}), ArmWindows(), StepOver());
   EXPECT_EQ(d.kind, DecisionKind::kInconclusive);
