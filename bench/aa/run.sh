@@ -3,7 +3,7 @@
 # on the cluster"). The tuning changes nothing — net.core.somaxconn "4096", the kernel's
 # own default in a pod's network namespace — and is judged by the operator installed from
 # the Helm chart on the agents' windows, with the demo's thresholds (p50 20%, p99 10%,
-# throughput 20%, no listen overflows; steps 50, 100 of 60 s, up to 2 extensions), against
+# throughput 20%, no listen overflows; steps 50, 100 of $STEP (60 s), up to $EXTENSIONS (2) extensions), against
 # a fresh baseline, under the demo's load (bursts of 24 new connections every 50 ms through
 # the Service). Every rollout should end Promoted: each one rolled back is a false
 # rollback. Prints one row per rollout and the evidence of every judged step; the raw
@@ -11,9 +11,12 @@
 #
 #   scripts/demo.sh --no-bench   # once: the cluster, shop/checkout and Booster (its chart)
 #   bench/aa/run.sh              # ROLLOUTS=10; each takes 2-6 minutes
+#   STEP=120s bench/aa/run.sh    # longer steps (stepDuration; EXTENSIONS: maxExtensions)
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 ROLLOUTS=${ROLLOUTS:-10}
+STEP=${STEP:-60s}
+EXTENSIONS=${EXTENSIONS:-2}
 WORK=${WORK:-/tmp/booster-aa}
 export KUBECONFIG=${KUBECONFIG:-/var/lib/booster-e2e/admin.kubeconfig}
 K=$ROOT/tests/e2e/cluster/kubectl
@@ -36,7 +39,7 @@ trap 'kill $load 2>/dev/null || true; "$K" -n shop delete bp aa --ignore-not-fou
 sleep 10  # the load reaches every pod before the first window
 
 profile() {
-  cat <<'YAML'
+  cat <<YAML
 apiVersion: booster.dev/v1alpha1
 kind: BoosterProfile
 metadata: {name: aa, namespace: shop}
@@ -46,14 +49,14 @@ spec:
     sysctls: {net.core.somaxconn: "4096"}
   rollout:
     steps: [50, 100]
-    stepDuration: 60s
+    stepDuration: $STEP
     progressDeadline: 5m
     analysis:
       mode: Metrics
       interval: 5s
       warmup: 10s
       minSamples: 6
-      maxExtensions: 2
+      maxExtensions: $EXTENSIONS
       metrics:
         - {name: latencyP50, maxRegressionPercent: 20}
         - {name: latencyP99, maxRegressionPercent: 10}
@@ -70,7 +73,7 @@ for i in $(seq "$ROLLOUTS"); do
   : >"$WORK/decisions-$i.jsonl"
   last=""
   phase=""
-  while ((SECONDS - t0 < 1200)); do
+  while ((SECONDS - t0 < 2400)); do
     json=$("$K" -n shop get bp aa -o json 2>/dev/null || true)
     [[ -z $json ]] && { sleep 1; continue; }
     phase=$(python3 -c 'import json,sys; print(json.load(sys.stdin).get("status",{}).get("phase",""))' <<<"$json")
