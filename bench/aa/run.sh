@@ -3,9 +3,9 @@
 # on the cluster"). The tuning changes nothing — net.core.somaxconn "4096", the kernel's
 # own default in a pod's network namespace — and is judged by the operator installed from
 # the Helm chart on the agents' windows, with the demo's thresholds (p50 20%, p99 10%,
-# throughput 20%, no listen overflows; steps 50, 100 of $STEP (60 s), up to $EXTENSIONS (2) extensions), against
-# a fresh baseline, under the demo's load (bursts of 24 new connections every 50 ms through
-# the Service). Every rollout should end Promoted: each one rolled back is a false
+# throughput 20%, no listen overflows; steps 50, 100 of $STEP, default 60 s, up to
+# $EXTENSIONS extensions, default 2), against a fresh baseline, under the demo's load
+# (bursts of 24 new connections every 50 ms through the Service). Every rollout should end Promoted: each one rolled back is a false
 # rollback. Prints one row per rollout and the evidence of every judged step; the raw
 # decisions stay in $WORK (default /tmp/booster-aa).
 #

@@ -117,7 +117,9 @@ std::vector<double> WithinPodDeviations(const std::vector<const Window*>& ws) {
     const std::vector<double> own = AbsoluteDeviations(v, Median(v));
     d.insert(d.end(), own.begin(), own.end());
   }
-  return d.empty() ? AbsoluteDeviations(Values(ws), Median(Values(ws))) : d;
+  if (!d.empty()) return d;
+  const std::vector<double> all = Values(ws);
+  return AbsoluteDeviations(all, Median(all));
 }
 
 std::string Num(double v) { return absl::StrFormat("%.3g", v); }
@@ -388,7 +390,6 @@ MetricEvidence JudgeMetric(const AnalysisSpec& spec, const MetricSpec& metric,
   }
 
   // Contradictory evidence: the canary's spread blew up while its centre did not fail.
-  // Within each pod (WithinPodDeviations), so the arms' different pod counts are no spread.
   const std::vector<double> bd = WithinPodDeviations(b);
   const std::vector<double> cd = WithinPodDeviations(c);
   const double bmad = Median(bd);
@@ -398,8 +399,8 @@ MetricEvidence JudgeMetric(const AnalysisSpec& spec, const MetricSpec& metric,
   if (e.spread_ratio > options.spread_ratio && e.spread_p_value <= alpha.spread) {
     e.verdict = MetricVerdict::kInconclusive;
     e.note = absl::StrCat(metric.name, " spread ", Num(e.spread_ratio),
-                          "x the baseline's (MAD, p=", Num(e.spread_p_value), ") while it moved ",
-                          Percent(e.change_percent));
+                          "x the baseline's (MAD within pods, p=", Num(e.spread_p_value),
+                          ") while it moved ", Percent(e.change_percent));
     return e;
   }
 
