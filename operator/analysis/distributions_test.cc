@@ -1,6 +1,8 @@
 #include "operator/analysis/distributions.h"
 
 #include <cmath>
+#include <utility>
+#include <vector>
 
 #include "gtest/gtest.h"
 
@@ -52,6 +54,29 @@ TEST(DistributionsTest, IncompleteBetaEdgesAndSymmetry) {
   EXPECT_NEAR(RegularizedIncompleteBeta(1, 1, 0.3), 0.3, 1e-14);
   EXPECT_NEAR(RegularizedIncompleteBeta(2.5, 4, 0.35) + RegularizedIncompleteBeta(4, 2.5, 0.65),
               1, 1e-13);
+}
+
+TEST(DistributionsTest, RepeatedLooksMatchPocockTables) {
+  // Pocock's constants for K equally spaced looks at two-sided 0.05 (one-sided 0.025), as
+  // published (Jennison and Turnbull, table 2.1).
+  const std::pair<int, double> pocock[] = {{2, 2.178}, {3, 2.289}, {4, 2.361}, {5, 2.413},
+                                           {10, 2.555}};
+  for (const auto& [k, c] : pocock) {
+    std::vector<double> times;
+    for (int i = 1; i <= k; ++i) times.push_back(i);
+    const double nominal = RepeatedLooksAlpha(0.025, times);
+    EXPECT_NEAR(NormalQuantile(1 - nominal), c, 0.002) << k << " looks";
+    EXPECT_NEAR(RepeatedLooksCrossing(c, times), 0.025, 0.0005) << k << " looks";
+    // Between one look's level and Bonferroni's.
+    EXPECT_LT(nominal, 0.025);
+    EXPECT_GT(nominal, 0.025 / k);
+  }
+  // The scale of the times does not matter; one look is the level itself.
+  EXPECT_NEAR(RepeatedLooksAlpha(0.05, {12, 24, 36}), RepeatedLooksAlpha(0.05, {1, 2, 3}), 1e-6);
+  EXPECT_EQ(RepeatedLooksAlpha(0.05, {7}), 0.05);
+  // A first look with less evidence (a warm-up) is less correlated with the next: a little
+  // stricter than equal spacing.
+  EXPECT_LT(RepeatedLooksAlpha(0.05, {0.5, 1.5, 2.5}), RepeatedLooksAlpha(0.05, {1, 2, 3}));
 }
 
 }  // namespace

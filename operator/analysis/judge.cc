@@ -137,6 +137,21 @@ struct Alphas {
   double pass = 0;         // shown no worse, and the improvement required (step ends)
 };
 
+// When a step's step-end looks come, in intervals since the step's analysis began, less the
+// pods' warm-up (fresh pods start with the step): its end, then one stepDuration per
+// extension.
+std::vector<double> StepEndTimes(const AnalysisSpec& spec, const Look& look) {
+  std::vector<double> times;
+  const double per_step = look.per_step > 0 ? look.per_step : 1;
+  double warmup = 0;
+  if (look.per_step > 0 && spec.interval > absl::ZeroDuration()) {
+    warmup = std::clamp(absl::FDivDuration(spec.warmup.value_or(spec.interval), spec.interval),
+                        0.0, per_step / 2);
+  }
+  for (int k = 1; k <= std::max(1, look.step_ends); ++k) times.push_back(k * per_step - warmup);
+  return times;
+}
+
 Alphas SpendAlpha(const AnalysisSpec& spec, const Look& look, const JudgeOptions& options) {
   const double total = std::clamp(1.0 - spec.confidence, 0.0, 1.0);
   const double metrics = static_cast<double>(std::max<size_t>(1, spec.metrics.size()));
@@ -157,8 +172,10 @@ Alphas SpendAlpha(const AnalysisSpec& spec, const Look& look, const JudgeOptions
   a.onset = a.look * kOnsetShare / metrics / static_cast<double>(std::size(kOnsetReferences));
   a.spread = a.look * kSpreadShare / metrics;
   // A Pass needs every required metric shown within its margin (an intersection-union
-  // test: no split over metrics), at one of the step's step-end looks.
-  a.pass = total / static_cast<double>(std::max(1, look.step_ends));
+  // test: no split over metrics), at one of the step's step-end looks: a level per look for
+  // repeated looks at accumulating evidence (distributions.h), the step end after the
+  // pods' warm-up and each extension one stepDuration more.
+  a.pass = RepeatedLooksAlpha(total, StepEndTimes(spec, look));
   return a;
 }
 
@@ -325,6 +342,8 @@ MetricEvidence JudgeMetric(const AnalysisSpec& spec, const MetricSpec& metric,
   }
   e.change_of_means = true;
   e.pod_sd_percent = 100 * (f.scale == Scale::kLog ? std::expm1(f.pod_sd) : f.pod_sd);
+  e.pod_sd_observed_percent =
+      100 * (f.scale == Scale::kLog ? std::expm1(f.pod_sd_observed) : f.pod_sd_observed);
   // The windows' own values, paired by interval: the onset scan's yardstick always, and the
   // level test unless a latency quantile can be read from the arms' merged histograms.
   const LevelTest windows_level = TestLevel(f, alpha.pass);
@@ -338,6 +357,7 @@ MetricEvidence JudgeMetric(const AnalysisSpec& spec, const MetricSpec& metric,
   if (merged.usable) {
     e.method = "histogram";
     e.pod_sd_percent = 100 * std::expm1(merged.pod_sd);
+    e.pod_sd_observed_percent = 100 * std::expm1(merged.pod_sd_observed);
     figures = absl::StrCat(Num(merged.canary), " vs ", Num(merged.baseline),
                            " from the arms' histograms (", Num(merged.canary_requests), " vs ",
                            Num(merged.baseline_requests), " requests) over ", e.intervals,

@@ -140,6 +140,7 @@ struct MetricEvidence {
   int baseline_pods = 0;
   int canary_pods = 0;
   double pod_sd_percent = kNaN;  // the between-pod SD the standard error allowed for
+  double pod_sd_observed_percent = kNaN;  // the arms' own pods' (NaN: one pod per arm)
   // The upper confidence bound of the regression in percent, direction adjusted (positive
   // = worse), at 1 - pass_alpha: a Pass needs it within maxRegressionPercent.
   double upper_bound_percent = kNaN;

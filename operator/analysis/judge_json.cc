@@ -340,6 +340,7 @@ nlohmann::ordered_json DecisionToJson(const Decision& decision) {
       m["intervals"] = e.intervals;
       m["pods"] = Ordered{{"baseline", e.baseline_pods}, {"canary", e.canary_pods}};
       m["podSdPercent"] = figure(e.pod_sd_percent);
+      m["podSdObservedPercent"] = figure(e.pod_sd_observed_percent);
       m["onsetPValue"] = figure(e.onset_p_value);
       m["onsetAlpha"] = figure(e.onset_alpha);
     } else if (e.method == "rate") {

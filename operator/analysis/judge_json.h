@@ -57,7 +57,8 @@ Decision JudgeOnce(const JudgeInput& input);
 
 // {"verdict", "reason", "message", "metrics": [{"name", "verdict", "required", "baseline":
 // {"n", "median", "mean"}, "canary": {...}, "changePercent", "pValue", "alpha", "method",
-// paired: "intervals", "pods", "podSdPercent", "onsetPValue", "onsetAlpha"; rate: "events",
+// paired: "intervals", "pods", "podSdPercent", "podSdObservedPercent", "onsetPValue",
+// "onsetAlpha"; rate: "events",
 // "exposure"; "upperBoundPercent", "passAlpha", "note"}]}.
 // Figures that do not exist (no data, a change from a zero baseline) are null.
 nlohmann::ordered_json DecisionToJson(const Decision& decision);

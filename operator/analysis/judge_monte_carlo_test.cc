@@ -60,6 +60,30 @@ TEST(JudgeMonteCarloTest, APassNeedsTheDataToShowNoWorse) {
   EXPECT_LE(o.FailedRate(), 0.02);
 }
 
+TEST(JudgeMonteCarloTest, ACanaryAtTheMarginIsRarelyPromoted) {
+  // p99 10% worse from the start against a 10% margin at confidence 0.99: a Pass claims
+  // "within 10%", so at most 1% of these may be promoted, however many step-end looks the
+  // step has. One step, three pods per arm, up to four extensions (five step-end looks, as
+  // bench/aa runs): the level each look is held to comes from the repeated-looks boundary,
+  // looser than 0.01 / 5 per look.
+  rollout::AnalysisSpec spec = SimulationSpec({{"latencyP99", 10}});
+  spec.max_extensions = 4;
+  SimShape shape;
+  shape.steps = 1;
+  shape.baseline_pods = 3;
+  shape.canary_pods = 3;
+  PodModel model;
+  model.common_sd = 0;
+  const SimOutcome o = SimulateRollouts(spec, shape, model, Regression{1.1, 0, absl::ZeroDuration()},
+                                        1'000, 11);
+  const double promoted = static_cast<double>(o.promoted) / o.rollouts;
+  Figure("p99_at_margin_3v3_5_step_ends_promoted_rate", promoted);
+  EXPECT_LE(promoted, 0.02);
+  // The same design with no regression: a no-op is shown within 10% in most rollouts.
+  const SimOutcome aa = SimulateRollouts(spec, shape, model, Regression(), 1'000, 11);
+  Figure("aa_3v3_5_step_ends_promoted_rate", static_cast<double>(aa.promoted) / aa.rollouts);
+}
+
 TEST(JudgeMonteCarloTest, WithHistogramsMoreNoOpsArePromotedAndNoneFailed) {
   // Windows of 400 requests, each with its histogram as the agents send it: the p99 is read
   // from the arms' merged histograms. Two pods per arm 3% apart, AR(1) windows, shared

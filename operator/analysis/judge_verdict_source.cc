@@ -203,7 +203,14 @@ Verdict ToVerdict(const Decision& decision) {
       v.evidence[e.name + ".pods"] =
           absl::StrCat("baseline ", e.baseline_pods, ", canary ", e.canary_pods);
     }
+    // What the level test's standard error allowed for the pods (the floor, or the arms' own
+    // pods' spread when larger) and what the pods showed.
+    if (!std::isnan(e.pod_sd_percent)) v.evidence[e.name + ".podSdPercent"] = Num(e.pod_sd_percent);
+    if (!std::isnan(e.pod_sd_observed_percent)) {
+      v.evidence[e.name + ".podSdObservedPercent"] = Num(e.pod_sd_observed_percent);
+    }
     if (!std::isnan(e.upper_bound_percent)) {
+      v.evidence[e.name + ".passAlpha"] = Num(e.pass_alpha);
       v.evidence[e.name + ".atWorstPercent"] =
           std::isinf(e.upper_bound_percent) ? "+inf" : Num(e.upper_bound_percent);
     }
