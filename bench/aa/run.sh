@@ -99,7 +99,7 @@ rows = [json.loads(l) for l in open(os.path.join(work, "rollouts.jsonl"))]
 promoted = sum(1 for r in rows if r["phase"] == "Promoted")
 print(f"### A/A rollouts on the cluster: {promoted} of {len(rows)} Promoted")
 print()
-print("| rollout | outcome | seconds | step | verdict | reason | evidence (p50, p99, throughput: change, at worst; pods; look) |")
+print("| rollout | outcome | seconds | step | verdict | reason | evidence (p50, p99, throughput: change, at worst; pods; the p99 pods' SD; look) |")
 print("|---|---|---|---|---|---|---|")
 for r in rows:
     path = os.path.join(work, f"decisions-{r['rollout']}.jsonl")
@@ -114,6 +114,11 @@ for r in rows:
                 parts.append(f"{m} {float(e[m + '.changePercent']):+.1f}% (at worst "
                              f"{e.get(m + '.atWorstPercent', '?')}%)")
         parts.append(e.get("latencyP99.pods", ""))
+        if "latencyP99.podSdObservedPercent" in e:
+            parts.append(f"p99 pods' SD {float(e['latencyP99.podSdObservedPercent']):.1f}% "
+                         f"(allowed {float(e['latencyP99.podSdPercent']):.1f}%)")
+        if "latencyP99.passAlpha" in e:
+            parts.append(f"pass alpha {e['latencyP99.passAlpha']}")
         parts.append(f"look {e.get('look', '?')}")
         head = f"| {r['rollout']} | {r['phase']} | {r['seconds']}" if k == 0 else "| | |"
         print(f"{head} | {d.get('step', '')} | {d.get('verdict', '')} | {d.get('reason', '')} | "
