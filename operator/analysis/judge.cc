@@ -138,7 +138,7 @@ struct Alphas {
 };
 
 // When a step's step-end looks come, in intervals since the step's analysis began, less the
-// pods' warm-up (fresh pods start with the step): its end, then one stepDuration per
+// warm-up (a pod added at the step counts after it): its end, then one stepDuration per
 // extension.
 std::vector<double> StepEndTimes(const AnalysisSpec& spec, const Look& look) {
   std::vector<double> times;
@@ -173,8 +173,7 @@ Alphas SpendAlpha(const AnalysisSpec& spec, const Look& look, const JudgeOptions
   a.spread = a.look * kSpreadShare / metrics;
   // A Pass needs every required metric shown within its margin (an intersection-union
   // test: no split over metrics), at one of the step's step-end looks: a level per look for
-  // repeated looks at accumulating evidence (distributions.h), the step end after the
-  // pods' warm-up and each extension one stepDuration more.
+  // repeated looks at accumulating evidence (distributions.h).
   a.pass = RepeatedLooksAlpha(total, StepEndTimes(spec, look));
   return a;
 }

@@ -1,5 +1,4 @@
 #include "operator/analysis/judge.h"
-#include "operator/analysis/distributions.h"
 
 #include <cmath>
 #include <string>
@@ -7,6 +6,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "operator/analysis/distributions.h"
 
 namespace booster::analysis {
 namespace {
@@ -486,6 +486,23 @@ TEST(JudgeTest, PodsThatDifferInLevelAreNoWiderCanary) {
   EXPECT_LT(d.metrics[0].spread_ratio, 1.5);
   EXPECT_EQ(d.kind, DecisionKind::kPass) << d.message;
   EXPECT_EQ(d.metrics[0].canary_pods, 4);
+}
+
+TEST(JudgeTest, APassAtOneOfTheStepEndsIsHeldToTheRepeatedLooksLevel) {
+  // Five step-end looks (four extensions) of 12 intervals each, a warm-up of one interval
+  // (the default): the level of Pocock's boundary for looks at 11, 23, 35, 47 and 59
+  // intervals, looser than Bonferroni's 0.05 / 5; one step end keeps the whole 0.05.
+  AnalysisSpec spec = Spec({Within("latencyP99", 50)});
+  spec.max_extensions = 4;
+  const Look five{12, 24, true, 5, 12};
+  const Decision d = Judge(spec, Arms("latencyP99", Series(kLatency), Series(kLatencySame)), five);
+  ASSERT_EQ(d.metrics.size(), 1u);
+  EXPECT_NEAR(d.metrics[0].pass_alpha, RepeatedLooksAlpha(0.05, {11, 23, 35, 47, 59}), 1e-12);
+  EXPECT_GT(d.metrics[0].pass_alpha, 0.05 / 5);
+  EXPECT_LT(d.metrics[0].pass_alpha, 0.05);
+  const Decision one =
+      Judge(spec, Arms("latencyP99", Series(kLatency), Series(kLatencySame)), StepOver());
+  EXPECT_NEAR(one.metrics[0].pass_alpha, 0.05, 1e-12);
 }
 
 TEST(JudgeTest, NoMetricsIsNeverAPass) {

@@ -293,6 +293,18 @@ TEST(ToVerdictTest, MapsKindReasonAndInfiniteChanges) {
   d.metrics[0].baseline_pods = 2;
   d.metrics[0].canary_pods = 3;
   EXPECT_EQ(ToVerdict(d).evidence["errorRate.pods"], "baseline 2, canary 3");
+  // The pods' part of the standard error and the Pass's level, said once they exist.
+  EXPECT_EQ(v.evidence.count("errorRate.podSdPercent"), 0u);
+  EXPECT_EQ(v.evidence.count("errorRate.passAlpha"), 0u);
+  d.metrics[0].pod_sd_percent = 2;
+  d.metrics[0].pod_sd_observed_percent = 0.5;
+  d.metrics[0].upper_bound_percent = 7.5;
+  d.metrics[0].pass_alpha = 0.0168;
+  const Verdict with_pods = ToVerdict(d);
+  EXPECT_EQ(with_pods.evidence.at("errorRate.podSdPercent"), "2");
+  EXPECT_EQ(with_pods.evidence.at("errorRate.podSdObservedPercent"), "0.5");
+  EXPECT_EQ(with_pods.evidence.at("errorRate.passAlpha"), "0.0168");
+  EXPECT_EQ(with_pods.evidence.at("errorRate.atWorstPercent"), "7.5");
   EXPECT_EQ(v.evidence["errorRate.pValue"], "-");
   EXPECT_EQ(v.evidence["errorRate.baseline"], "n=0 median=-");
   d.kind = DecisionKind::kInconclusive;
