@@ -142,13 +142,15 @@ struct Alphas {
 // extension.
 std::vector<double> StepEndTimes(const AnalysisSpec& spec, const Look& look) {
   std::vector<double> times;
-  const double per_step = look.per_step > 0 ? look.per_step : 1;
+  const int ends = std::max(1, look.step_ends);
+  // Look::per_step spans the step with every extension: one stepDuration is 1/ends of it.
+  const double duration = look.per_step > 0 ? static_cast<double>(look.per_step) / ends : 1;
   double warmup = 0;
   if (look.per_step > 0 && spec.interval > absl::ZeroDuration()) {
     warmup = std::clamp(absl::FDivDuration(spec.warmup.value_or(spec.interval), spec.interval),
-                        0.0, per_step / 2);
+                        0.0, duration / 2);
   }
-  for (int k = 1; k <= std::max(1, look.step_ends); ++k) times.push_back(k * per_step - warmup);
+  for (int k = 1; k <= ends; ++k) times.push_back(k * duration - warmup);
   return times;
 }
 

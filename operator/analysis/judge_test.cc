@@ -489,12 +489,14 @@ TEST(JudgeTest, PodsThatDifferInLevelAreNoWiderCanary) {
 }
 
 TEST(JudgeTest, APassAtOneOfTheStepEndsIsHeldToTheRepeatedLooksLevel) {
-  // Five step-end looks (four extensions) of 12 intervals each, a warm-up of one interval
-  // (the default): the level of Pocock's boundary for looks at 11, 23, 35, 47 and 59
-  // intervals, looser than Bonferroni's 0.05 / 5; one step end keeps the whole 0.05.
+  // Steps of 12 intervals with four extensions (60 looks a step, five of them step ends), a
+  // warm-up of one interval (the default): the level of Pocock's boundary for looks at 11,
+  // 23, 35, 47 and 59 intervals, looser than Bonferroni's 0.05 / 5; one step end keeps the
+  // whole 0.05.
   AnalysisSpec spec = Spec({Within("latencyP99", 50)});
   spec.max_extensions = 4;
-  const Look five{12, 24, true, 5, 12};
+  ASSERT_EQ(LooksPerStep(spec, kInterval * 12), 60);
+  const Look five{12, 120, true, 5, 60};
   const Decision d = Judge(spec, Arms("latencyP99", Series(kLatency), Series(kLatencySame)), five);
   ASSERT_EQ(d.metrics.size(), 1u);
   EXPECT_NEAR(d.metrics[0].pass_alpha, RepeatedLooksAlpha(0.05, {11, 23, 35, 47, 59}), 1e-12);
