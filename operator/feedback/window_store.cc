@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
 
 namespace booster::feedback {
 namespace {
@@ -36,6 +37,13 @@ absl::Status ValidateWindow(const Window& w) {
   if (w.sequence == 0) return absl::InvalidArgumentError("window sequence must start at 1");
   if (w.start == absl::InfinitePast() || w.end == absl::InfiniteFuture() || w.end <= w.start) {
     return absl::InvalidArgumentError("window end must be after its start");
+  }
+  // No step starts before the Unix epoch (StepId::started defaults to it), so a window that
+  // ends there could never be filed: a clock that is not set, or a corrupt time.
+  if (w.end <= absl::UnixEpoch()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("window ends at or before the Unix epoch (", absl::FormatTime(w.end),
+                     "): the agent's clock is not set"));
   }
   for (int i = 0; i < kMetricCount; ++i) {
     if (!w.metrics[i]) continue;

@@ -238,6 +238,10 @@ TEST_F(WindowStoreTest, InvalidWindowsAreRefused) {
   w = W("c1", 1);
   w.latency_buckets = std::make_shared<const Buckets>(Buckets{{0.1, 5}, {1, 3}, {INFINITY, 9}});
   bad.push_back({"decreasing histogram", w});
+  w = W("c1", 1);
+  w.start = absl::UnixEpoch() - absl::Seconds(10);  // found by fuzz_agent_message
+  w.end = absl::UnixEpoch();
+  bad.push_back({"ends at the Unix epoch", w});
   for (auto& [name, window] : bad) {
     EXPECT_FALSE(ValidateWindow(window).ok()) << name;
     EXPECT_EQ(store_.Add(kProfile, Arm::kCanary, window), AddResult::kInvalid) << name;
