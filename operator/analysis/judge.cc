@@ -342,9 +342,12 @@ MetricEvidence JudgeMetric(const AnalysisSpec& spec, const MetricSpec& metric,
     return e;
   }
   e.change_of_means = true;
-  e.pod_sd_percent = 100 * (f.scale == Scale::kLog ? std::expm1(f.pod_sd) : f.pod_sd);
-  e.pod_sd_observed_percent =
-      100 * (f.scale == Scale::kLog ? std::expm1(f.pod_sd_observed) : f.pod_sd_observed);
+  // A between-pod SD on the contrasts' scale as a percentage of the baseline.
+  auto sd_percent = [](Scale scale, double sd) {
+    return 100 * (scale == Scale::kLog ? std::expm1(sd) : sd);
+  };
+  e.pod_sd_percent = sd_percent(f.scale, f.pod_sd);
+  e.pod_sd_observed_percent = sd_percent(f.scale, f.pod_sd_observed);
   // The windows' own values, paired by interval: the onset scan's yardstick always, and the
   // level test unless a latency quantile can be read from the arms' merged histograms.
   const LevelTest windows_level = TestLevel(f, alpha.pass);
@@ -357,8 +360,8 @@ MetricEvidence JudgeMetric(const AnalysisSpec& spec, const MetricSpec& metric,
   std::string figures;
   if (merged.usable) {
     e.method = "histogram";
-    e.pod_sd_percent = 100 * std::expm1(merged.pod_sd);
-    e.pod_sd_observed_percent = 100 * std::expm1(merged.pod_sd_observed);
+    e.pod_sd_percent = sd_percent(Scale::kLog, merged.pod_sd);
+    e.pod_sd_observed_percent = sd_percent(Scale::kLog, merged.pod_sd_observed);
     figures = absl::StrCat(Num(merged.canary), " vs ", Num(merged.baseline),
                            " from the arms' histograms (", Num(merged.canary_requests), " vs ",
                            Num(merged.baseline_requests), " requests) over ", e.intervals,
