@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -123,6 +124,13 @@ std::vector<double> WithinPodDeviations(const std::vector<const Window*>& ws) {
 }
 
 std::string Num(double v) { return absl::StrFormat("%.3g", v); }
+
+// "2+2 pods", or "1+2 pods of one age (2 of another left out)".
+std::string Pods(int baseline, int canary, int left_out) {
+  std::string out = absl::StrCat(baseline, "+", canary, " pods");
+  if (left_out > 0) absl::StrAppend(&out, " of one age (", left_out, " of another left out)");
+  return out;
+}
 
 std::string Percent(double change) {
   if (std::isinf(change)) return change > 0 ? "up from zero" : "down from zero";
@@ -291,6 +299,81 @@ std::string Counts(const MetricEvidence& e, int needed, const Dropped& dropped) 
   return out;
 }
 
+// The pods of one age the arms are compared on. A step's baseline Deployment is scaled, not
+// replaced, between steps, so from the second step on an arm may hold pods of the step
+// before beside pods started with this step (one baseline pod of step 1 against two canary
+// pods of step 1 and two of step 2), and a pod's age moves its latency by more than a
+// tuning's effect (docs/analysis.md, "Pods of one age"). The pods of both arms are grouped
+// by when they started (a start more than kCohortGap after the one before begins a new
+// group); when pods of more than one age are present and at least one group has pods in
+// both arms, only the pods of one such group are compared: the one with the most pods in
+// its smaller arm, then the most pods, then the oldest. Which group it is depends on the
+// pods alone (every window of the metric, warm-up included), never on their values, so it
+// does not change from look to look as pods leave their warm-up.
+struct AgeMatch {
+  bool active = false;  // false: every pod is compared
+  std::set<std::pair<int, std::string>> pods;  // (0 baseline / 1 canary, pod) compared
+  int left_out = 0;                            // pods of other ages not compared
+};
+
+AgeMatch MatchAges(const ArmWindows& windows, const std::string& metric) {
+  std::map<std::pair<int, std::string>, absl::Time> starts;
+  int arm = 0;
+  for (const MetricWindows* m : {&windows.baseline, &windows.canary}) {
+    if (auto it = m->find(metric); it != m->end()) {
+      for (const Window& w : it->second) {
+        auto [at, fresh] = starts.emplace(std::make_pair(arm, w.pod), w.pod_start);
+        if (!fresh) at->second = std::min(at->second, w.pod_start);
+      }
+    }
+    ++arm;
+  }
+  std::vector<std::pair<absl::Time, std::pair<int, std::string>>> by_start;
+  for (const auto& [pod, start] : starts) by_start.emplace_back(start, pod);
+  std::sort(by_start.begin(), by_start.end());
+  struct Group {
+    size_t first = 0;
+    size_t end = 0;
+    int arms[2] = {0, 0};
+  };
+  std::vector<Group> groups;
+  for (size_t i = 0; i < by_start.size(); ++i) {
+    // Pods of unknown start (InfinitePast, sorted first) are one group of their own.
+    const absl::Time t = by_start[i].first;
+    const bool same = i > 0 && (t == by_start[i - 1].first ||
+                                (by_start[i - 1].first != absl::InfinitePast() &&
+                                 t - by_start[i - 1].first <= kCohortGap));
+    if (!same) groups.push_back(Group{i, i, {0, 0}});
+    groups.back().end = i + 1;
+    ++groups.back().arms[by_start[i].second.first];
+  }
+  AgeMatch match;
+  if (groups.size() < 2) return match;
+  const Group* best = nullptr;
+  auto key = [](const Group& g) {
+    return std::make_pair(std::min(g.arms[0], g.arms[1]), g.arms[0] + g.arms[1]);
+  };
+  for (const Group& g : groups) {  // oldest first: a tie keeps the older
+    if (g.arms[0] == 0 || g.arms[1] == 0) continue;
+    if (best == nullptr || key(g) > key(*best)) best = &g;
+  }
+  if (best == nullptr) return match;
+  match.active = true;
+  for (size_t i = best->first; i < best->end; ++i) match.pods.insert(by_start[i].second);
+  match.left_out = static_cast<int>(by_start.size() - match.pods.size());
+  return match;
+}
+
+// Keeps the windows of the pods `match` compares.
+void KeepMatched(const AgeMatch& match, int arm, std::vector<const Window*>& ws) {
+  if (!match.active) return;
+  ws.erase(std::remove_if(ws.begin(), ws.end(),
+                          [&](const Window* w) {
+                            return match.pods.count(std::make_pair(arm, w->pod)) == 0;
+                          }),
+           ws.end());
+}
+
 MetricEvidence JudgeMetric(const AnalysisSpec& spec, const MetricSpec& metric,
                            const ArmWindows& windows, const Look& look, const Alphas& alpha,
                            const JudgeOptions& options) {
@@ -301,6 +384,10 @@ MetricEvidence JudgeMetric(const AnalysisSpec& spec, const MetricSpec& metric,
   Dropped dropped;
   std::vector<const Window*> b = Usable(windows.baseline, metric.name, warmup, dropped.warming);
   std::vector<const Window*> c = Usable(windows.canary, metric.name, warmup, dropped.warming);
+  const AgeMatch ages = MatchAges(windows, metric.name);
+  KeepMatched(ages, 0, b);
+  KeepMatched(ages, 1, c);
+  e.pods_left_out = ages.left_out;
   const size_t usable = b.size() + c.size();
   const bool both = !b.empty() && !c.empty();
   SameTimeRange(b, c);
@@ -365,12 +452,14 @@ MetricEvidence JudgeMetric(const AnalysisSpec& spec, const MetricSpec& metric,
     figures = absl::StrCat(Num(merged.canary), " vs ", Num(merged.baseline),
                            " from the arms' histograms (", Num(merged.canary_requests), " vs ",
                            Num(merged.baseline_requests), " requests) over ", e.intervals,
-                           " paired intervals, ", merged.baseline_pods, "+", merged.canary_pods,
-                           " pods, p=", Num(level.p_value));
+                           " paired intervals, ",
+                           Pods(merged.baseline_pods, merged.canary_pods, e.pods_left_out),
+                           ", p=", Num(level.p_value));
   } else {
     figures = absl::StrCat("mean ", Num(f.canary_mean), " vs ", Num(f.baseline_mean), " over ",
-                           e.intervals, " paired intervals, ", f.baseline_pods, "+",
-                           f.canary_pods, " pods, p=", Num(level.p_value));
+                           e.intervals, " paired intervals, ",
+                           Pods(f.baseline_pods, f.canary_pods, e.pods_left_out),
+                           ", p=", Num(level.p_value));
   }
   e.change_percent = ChangePercent(f.scale, lower_is_better, level.estimate);
   e.p_value = level.p_value;

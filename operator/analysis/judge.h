@@ -95,6 +95,12 @@ struct JudgeOptions {
   bool level_looks = false;
 };
 
+// Pods whose starts are at most this far apart, one after another, are of one age: the
+// judge compares the pods of one age in both arms when the arms hold pods of several
+// (judge.cc, MatchAges). A step's pods are created within seconds of each other; steps are
+// minutes apart.
+inline constexpr absl::Duration kCohortGap = absl::Seconds(60);
+
 enum class DecisionKind { kWait, kPass, kFail, kInconclusive };
 enum class MetricVerdict { kWait, kPass, kFail, kInconclusive, kSkipped };
 
@@ -139,6 +145,7 @@ struct MetricEvidence {
   int intervals = 0;  // paired intervals (paired), 0 for rates
   int baseline_pods = 0;
   int canary_pods = 0;
+  int pods_left_out = 0;  // pods of another age than those compared (kCohortGap)
   double pod_sd_percent = kNaN;  // the between-pod SD the standard error allowed for
   double pod_sd_observed_percent = kNaN;  // the arms' own pods' (NaN: one pod per arm)
   // The upper confidence bound of the regression in percent, direction adjusted (positive

@@ -338,7 +338,9 @@ nlohmann::ordered_json DecisionToJson(const Decision& decision) {
     m["method"] = e.method.empty() ? Ordered(nullptr) : Ordered(e.method);
     if (e.method == "paired" || e.method == "histogram") {
       m["intervals"] = e.intervals;
-      m["pods"] = Ordered{{"baseline", e.baseline_pods}, {"canary", e.canary_pods}};
+      m["pods"] = Ordered{{"baseline", e.baseline_pods},
+                          {"canary", e.canary_pods},
+                          {"leftOut", e.pods_left_out}};
       m["podSdPercent"] = figure(e.pod_sd_percent);
       m["podSdObservedPercent"] = figure(e.pod_sd_observed_percent);
       m["onsetPValue"] = figure(e.onset_p_value);

@@ -182,14 +182,16 @@ TEST(ReplayStepTest, TheSpecsWarmupDropsTheWindowsOfYoungPods) {
   JudgeInput in = Recording(absl::Minutes(2), 0);
   in.analysis.warmup = absl::Seconds(60);
   Record(in, 4, 4, 1.0);
-  // Canary pod 0 started with the step: its first two windows are inside the warm-up.
-  for (Window& w : in.windows.canary["latencyP99"]) {
-    if (w.pod == "canary-0") w.pod_start = kStart;
+  // Every pod started with the step (pods of one age: all are compared): the first two
+  // windows of each are inside the warm-up.
+  for (MetricWindows* arm : {&in.windows.baseline, &in.windows.canary}) {
+    for (Window& w : (*arm)["latencyP99"]) w.pod_start = kStart;
   }
   const StepReplay r = ReplayStep(in);
   ASSERT_EQ(r.looks.size(), 4u);
-  EXPECT_EQ(r.looks.back().decision.metrics[0].baseline.n, 4 * kPods);
-  EXPECT_EQ(r.looks.back().decision.metrics[0].canary.n, 4 * kPods - 2);
+  EXPECT_EQ(r.looks.back().decision.metrics[0].baseline.n, 2 * kPods);
+  EXPECT_EQ(r.looks.back().decision.metrics[0].canary.n, 2 * kPods);
+  EXPECT_EQ(r.looks.back().decision.metrics[0].pods_left_out, 0);
 }
 
 }  // namespace

@@ -488,6 +488,77 @@ TEST(JudgeTest, PodsThatDifferInLevelAreNoWiderCanary) {
   EXPECT_EQ(d.metrics[0].canary_pods, 4);
 }
 
+// `values` as windows of pod `pod`, started at `pod_start`.
+std::vector<Window> PodSeries(const std::vector<double>& values, const std::string& pod,
+                              absl::Time pod_start) {
+  std::vector<Window> out = Series(values, 0, pod_start);
+  for (Window& w : out) w.pod = pod;
+  return out;
+}
+
+std::vector<Window> Joined(std::vector<std::vector<Window>> pods) {
+  std::vector<Window> out;
+  for (const std::vector<Window>& p : pods) out.insert(out.end(), p.begin(), p.end());
+  return out;
+}
+
+TEST(JudgeTest, ArmsWithPodsOfSeveralAgesAreComparedOnPodsOfOneAge) {
+  // Step 2 with a fresh baseline: the baseline's one pod and two canary pods started with
+  // step 1, two canary pods with step 2, and those two run 50% slower than any pod of step
+  // 1 (an age effect, not the tuning's: step 1's canary pods match the baseline's).
+  const absl::Time step1 = kT0 - absl::Minutes(20);
+  const absl::Time step2 = kT0 - absl::Minutes(5);
+  const AnalysisSpec spec = Spec({Within("latencyP99", 10)});
+  auto canary = [&](absl::Time fresh_start) {
+    return Joined({PodSeries(kLatencySame, "canary-a", step1 + absl::Seconds(2)),
+                   PodSeries(kLatencyShuffled, "canary-b", step1 + absl::Seconds(3)),
+                   PodSeries(Scaled(kLatency, 1.5), "canary-c", fresh_start),
+                   PodSeries(Scaled(kLatencyShuffled, 1.5), "canary-d", fresh_start)});
+  };
+  const std::vector<Window> baseline = PodSeries(kLatency, "baseline-a", step1);
+  const Decision d = Judge(spec, Arms("latencyP99", baseline, canary(step2)), StepOver());
+  ASSERT_EQ(d.metrics.size(), 1u);
+  EXPECT_EQ(d.kind, DecisionKind::kPass) << d.message;
+  EXPECT_EQ(d.metrics[0].baseline_pods, 1);
+  EXPECT_EQ(d.metrics[0].canary_pods, 2);
+  EXPECT_EQ(d.metrics[0].pods_left_out, 2);
+  EXPECT_THAT(d.metrics[0].note, HasSubstr("1+2 pods of one age (2 of another left out)"));
+
+  // The same windows with every pod of one age are all compared, and the slow pods keep
+  // the canary from a Pass (+22%, its pods 25% apart): leaving them out above is what
+  // let it pass.
+  const Decision pooled = Judge(spec, Arms("latencyP99", baseline, canary(step1)), StepOver());
+  EXPECT_EQ(pooled.kind, DecisionKind::kInconclusive) << pooled.message;
+  EXPECT_EQ(pooled.metrics[0].canary_pods, 4);
+  EXPECT_EQ(pooled.metrics[0].pods_left_out, 0);
+}
+
+TEST(JudgeTest, ArmsWithNoAgeInCommonAreComparedWhole) {
+  // analysis.baseline Target: the target's pods are hours old, the canary's all fresh. No
+  // age has pods in both arms, so every pod is compared, as before; so are pods whose
+  // start is unknown (one group, whatever the arm).
+  const AnalysisSpec spec = Spec({Within("latencyP99", 10)});
+  const std::vector<Window> target =
+      Joined({PodSeries(kLatency, "target-a", kT0 - absl::Hours(5)),
+              PodSeries(kLatencyShuffled, "target-b", kT0 - absl::Hours(3))});
+  const std::vector<Window> canary =
+      Joined({PodSeries(kLatencySame, "canary-a", kT0 - absl::Minutes(5)),
+              PodSeries(kLatencySame, "canary-b", kT0 - absl::Minutes(5))});
+  Decision d = Judge(spec, Arms("latencyP99", target, canary), StepOver());
+  EXPECT_EQ(d.metrics[0].baseline_pods, 2);
+  EXPECT_EQ(d.metrics[0].canary_pods, 2);
+  EXPECT_EQ(d.metrics[0].pods_left_out, 0);
+
+  const std::vector<Window> unknown =
+      Joined({PodSeries(kLatencySame, "canary-a", absl::InfinitePast()),
+              PodSeries(kLatencyShuffled, "canary-b", absl::InfinitePast())});
+  d = Judge(spec, Arms("latencyP99", PodSeries(kLatency, "baseline-a", absl::InfinitePast()),
+                       unknown),
+            StepOver());
+  EXPECT_EQ(d.metrics[0].canary_pods, 2);
+  EXPECT_EQ(d.metrics[0].pods_left_out, 0);
+}
+
 TEST(JudgeTest, APassAtOneOfTheStepEndsIsHeldToTheRepeatedLooksLevel) {
   // Steps of 12 intervals with four extensions (60 looks a step, five of them step ends), a
   // warm-up of one interval (the default): the level of Pocock's boundary for looks at 11,

@@ -201,7 +201,10 @@ Verdict ToVerdict(const Decision& decision) {
     if (!e.method.empty()) v.evidence[e.name + ".method"] = e.method;
     if (e.baseline_pods > 0 || e.canary_pods > 0) {
       v.evidence[e.name + ".pods"] =
-          absl::StrCat("baseline ", e.baseline_pods, ", canary ", e.canary_pods);
+          absl::StrCat("baseline ", e.baseline_pods, ", canary ", e.canary_pods,
+                       e.pods_left_out > 0
+                           ? absl::StrCat(", ", e.pods_left_out, " of another age left out")
+                           : "");
     }
     // What the level test's standard error allowed for the pods (the floor, or the arms' own
     // pods' spread when larger) and what the pods showed.
