@@ -290,6 +290,35 @@ TEST(JudgeOnceTest, WindowObjectsAreJudgedWithTheirTimesAndTheSpecsWarmup) {
   EXPECT_EQ(d.kind, DecisionKind::kFail);  // the canary is 3x the baseline in every window
 }
 
+TEST(JudgeOnceTest, PodsOfOneAgeAreComparedAndTheOthersCountedAsLeftOut) {
+  // Step 2 recorded: baseline b0 and canary c0 started at 0, canary c1 at 600 (a pod of the
+  // next step, three times slower). b0 and c0 are compared; c1 is left out, and the JSON
+  // says so.
+  std::string baseline, canary;
+  for (int i = 0; i < 6; ++i) {
+    const int start = 1000 + 30 * i;
+    const std::string times = absl::StrCat(R"("start": )", start, R"(, "end": )", start + 30);
+    absl::StrAppend(&baseline, i == 0 ? "" : ",", R"({"pod": "b0", "podStart": 0, )", times,
+                    R"(, "value": )", 10 + i % 3, "}");
+    absl::StrAppend(&canary, i == 0 ? "" : ",", R"({"pod": "c0", "podStart": 5, )", times,
+                    R"(, "value": )", 10.01 + i % 3, "},", R"({"pod": "c1", "podStart": 600, )",
+                    times, R"(, "value": )", 30 + i % 3, "}");
+  }
+  absl::StatusOr<JudgeInput> in = ParseJudgeInput(absl::StrCat(
+      R"({"analysis": {"minSamples": 3, "metrics": [{"name": "latencyP99"}]},
+          "baseline": {"latencyP99": [)",
+      baseline, R"(]}, "canary": {"latencyP99": [)", canary, "]}}"));
+  ASSERT_TRUE(in.ok()) << in.status();
+  const Decision d = JudgeOnce(*in);
+  ASSERT_EQ(d.metrics.size(), 1u);
+  EXPECT_EQ(d.metrics[0].canary.n, 6);
+  EXPECT_NE(d.kind, DecisionKind::kFail) << d.message;
+  const nlohmann::ordered_json pods = DecisionToJson(d)["metrics"][0]["pods"];
+  EXPECT_EQ(pods["baseline"], 1);
+  EXPECT_EQ(pods["canary"], 1);
+  EXPECT_EQ(pods["leftOut"], 1);
+}
+
 TEST(JudgeOnceTest, LatencyQuantilesAreReadFromTheArmsHistogramsWhenEveryWindowHasOne) {
   // Two pods per arm, 24 windows of 5 s each. Baseline: 95 of 100 requests under 10 ms, the
   // rest under 100 ms (p99 82 ms); canary: 90 under 10 ms (p99 91 ms).
