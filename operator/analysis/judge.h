@@ -97,9 +97,11 @@ struct JudgeOptions {
 
 // Pods whose starts are at most this far apart, one after another, are of one age: the
 // judge compares the pods of one age in both arms when the arms hold pods of several
-// (judge.cc, MatchAges). A step's pods are created within seconds of each other; steps are
-// minutes apart.
-inline constexpr absl::Duration kCohortGap = absl::Seconds(60);
+// (judge.cc, MatchAges). A step's pods of both arms are created within a few seconds of
+// each other (one reconcile creates or scales both Deployments); a step lasts its analysis
+// of at least minSamples intervals after its pods are ready, so the next step's pods come
+// later than this.
+inline constexpr absl::Duration kCohortGap = absl::Seconds(20);
 
 enum class DecisionKind { kWait, kPass, kFail, kInconclusive };
 enum class MetricVerdict { kWait, kPass, kFail, kInconclusive, kSkipped };
