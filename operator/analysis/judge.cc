@@ -306,8 +306,9 @@ std::string Counts(const MetricEvidence& e, int needed, const Dropped& dropped) 
 // tuning's effect (docs/analysis.md, "Pods of one age"). The pods of both arms are grouped
 // by when they started (a start more than kCohortGap after the one before begins a new
 // group); when pods of more than one age are present and at least one group has pods in
-// both arms, only the pods of one such group are compared: the one with the most pods in
-// its smaller arm, then the most pods, then the oldest. Which group it is depends on the
+// both arms, only the pods of one such group are compared (the one with the most pods in
+// its smaller arm, then the most pods, then the oldest), provided it holds every pod of one
+// arm. Which group it is depends on the
 // pods alone (every window of the metric, warm-up included), never on their values, so it
 // does not change from look to look as pods leave their warm-up.
 struct AgeMatch {
@@ -357,7 +358,18 @@ AgeMatch MatchAges(const ArmWindows& windows, const std::string& metric) {
     if (g.arms[0] == 0 || g.arms[1] == 0) continue;
     if (best == nullptr || key(g) > key(*best)) best = &g;
   }
-  if (best == nullptr) return match;
+  // Only when that group holds every pod of one arm: the other arm's extra pods are of
+  // another age (a step's scaling added them). When both arms hold pods of several ages
+  // (pods replaced one by one), leaving out all but one group would throw away most pods
+  // for no balance gained, so every pod is compared.
+  int totals[2] = {0, 0};
+  for (const Group& g : groups) {
+    totals[0] += g.arms[0];
+    totals[1] += g.arms[1];
+  }
+  if (best == nullptr || (best->arms[0] != totals[0] && best->arms[1] != totals[1])) {
+    return match;
+  }
   match.active = true;
   for (size_t i = best->first; i < best->end; ++i) match.pods.insert(by_start[i].second);
   match.left_out = static_cast<int>(by_start.size() - match.pods.size());

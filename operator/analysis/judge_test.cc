@@ -559,6 +559,40 @@ TEST(JudgeTest, ArmsWithNoAgeInCommonAreComparedWhole) {
   EXPECT_EQ(d.metrics[0].pods_left_out, 0);
 }
 
+TEST(JudgeTest, ArmsThatBothHoldPodsOfSeveralAgesAreComparedWhole) {
+  // Pods replaced one by one in both arms (evictions, a node drained): no age group holds
+  // every pod of either arm, so leaving out all but one would throw most pods away; every
+  // pod is compared. So are a step's 1 + 1 pods of step 1 beside 2 + 2 of step 2: each arm
+  // holds both ages, in the same proportion.
+  const AnalysisSpec spec = Spec({Within("latencyP99", 10)});
+  const absl::Time old = kT0 - absl::Hours(1);
+  Decision d = Judge(
+      spec,
+      Arms("latencyP99",
+           Joined({PodSeries(kLatency, "baseline-a", old),
+                   PodSeries(kLatencyShuffled, "baseline-b", kT0 - absl::Minutes(7))}),
+           Joined({PodSeries(kLatencySame, "canary-a", old),
+                   PodSeries(kLatencySame, "canary-b", kT0 - absl::Minutes(3))})),
+      StepOver());
+  EXPECT_EQ(d.metrics[0].baseline_pods, 2);
+  EXPECT_EQ(d.metrics[0].canary_pods, 2);
+  EXPECT_EQ(d.metrics[0].pods_left_out, 0);
+
+  const absl::Time step2 = kT0 - absl::Minutes(5);
+  d = Judge(spec,
+            Arms("latencyP99",
+                 Joined({PodSeries(kLatency, "baseline-a", old),
+                         PodSeries(kLatencyShuffled, "baseline-b", step2),
+                         PodSeries(kLatency, "baseline-c", step2)}),
+                 Joined({PodSeries(kLatencySame, "canary-a", old),
+                         PodSeries(kLatencySame, "canary-b", step2),
+                         PodSeries(kLatencyShuffled, "canary-c", step2)})),
+            StepOver());
+  EXPECT_EQ(d.metrics[0].baseline_pods, 3);
+  EXPECT_EQ(d.metrics[0].canary_pods, 3);
+  EXPECT_EQ(d.metrics[0].pods_left_out, 0);
+}
+
 TEST(JudgeTest, APassAtOneOfTheStepEndsIsHeldToTheRepeatedLooksLevel) {
   // Steps of 12 intervals with four extensions (60 looks a step, five of them step ends), a
   // warm-up of one interval (the default): the level of Pocock's boundary for looks at 11,
