@@ -346,6 +346,9 @@ nlohmann::ordered_json DecisionToJson(const Decision& decision) {
       m["onsetPValue"] = figure(e.onset_p_value);
       m["onsetAlpha"] = figure(e.onset_alpha);
     } else if (e.method == "rate") {
+      m["pods"] = Ordered{{"baseline", e.baseline_pods},
+                          {"canary", e.canary_pods},
+                          {"leftOut", e.pods_left_out}};
       m["events"] = Ordered{{"baseline", e.baseline_events}, {"canary", e.canary_events}};
       m["exposure"] = Ordered{{"baseline", e.baseline_exposure}, {"canary", e.canary_exposure}};
     }

@@ -533,6 +533,27 @@ TEST(JudgeTest, ArmsWithPodsOfSeveralAgesAreComparedOnPodsOfOneAge) {
   EXPECT_EQ(pooled.metrics[0].pods_left_out, 0);
 }
 
+TEST(JudgeTest, RatesAreComparedOnPodsOfOneAgeTooAndSaySo) {
+  // Errors per request: the canary's pod of step 2 fails requests, step 1's pods do not.
+  const absl::Time step1 = kT0 - absl::Minutes(20);
+  auto with_requests = [](std::vector<Window> ws) {
+    for (Window& w : ws) w.requests = 1000;
+    return ws;
+  };
+  const Decision d = Judge(
+      Spec({Within("errorRate", 0)}),
+      Arms("errorRate", with_requests(PodSeries(kSomeErrors, "baseline-a", step1)),
+           Joined({with_requests(PodSeries(kSomeErrors, "canary-a", step1)),
+                   with_requests(PodSeries(kErrors, "canary-b", kT0 - absl::Minutes(5)))})),
+      StepOver());
+  ASSERT_EQ(d.metrics.size(), 1u);
+  EXPECT_EQ(d.metrics[0].method, "rate");
+  EXPECT_EQ(d.metrics[0].baseline_pods, 1);
+  EXPECT_EQ(d.metrics[0].canary_pods, 1);
+  EXPECT_EQ(d.metrics[0].pods_left_out, 1);
+  EXPECT_EQ(d.metrics[0].canary_events, d.metrics[0].baseline_events) << d.message;
+}
+
 TEST(JudgeTest, ArmsWithNoAgeInCommonAreComparedWhole) {
   // analysis.baseline Target: the target's pods are hours old, the canary's all fresh. No
   // age has pods in both arms, so every pod is compared, as before; so are pods whose
