@@ -235,12 +235,6 @@ MetricEvidence& NotImproved(MetricEvidence& e, const MetricSpec& metric, double 
   return e;
 }
 
-int DistinctPods(const std::vector<const Window*>& ws) {
-  std::set<std::string> pods;
-  for (const Window* w : ws) pods.insert(w->pod);
-  return static_cast<int>(pods.size());
-}
-
 // Counts: events per request (or per pod-second) summed over each arm, compared by the
 // conditional binomial test; zeros are events too, of which there were none.
 MetricEvidence JudgeRate(const MetricSpec& metric, const std::vector<const Window*>& b,
@@ -248,9 +242,9 @@ MetricEvidence JudgeRate(const MetricSpec& metric, const std::vector<const Windo
                          const Alphas& alpha, MetricEvidence e) {
   e.method = "rate";
   e.change_of_means = true;
-  e.baseline_pods = DistinctPods(b);
-  e.canary_pods = DistinctPods(c);
   const RateFigures r = TestRates(metric.name, b, c, alpha.pass);
+  e.baseline_pods = r.baseline_pods;
+  e.canary_pods = r.canary_pods;
   e.baseline_events = r.baseline_events;
   e.canary_events = r.canary_events;
   e.baseline_exposure = r.baseline_exposure;

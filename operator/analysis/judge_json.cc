@@ -336,19 +336,18 @@ nlohmann::ordered_json DecisionToJson(const Decision& decision) {
     m["pValue"] = figure(e.p_value);
     m["alpha"] = figure(e.alpha);
     m["method"] = e.method.empty() ? Ordered(nullptr) : Ordered(e.method);
+    const Ordered pods{{"baseline", e.baseline_pods},
+                       {"canary", e.canary_pods},
+                       {"leftOut", e.pods_left_out}};
     if (e.method == "paired" || e.method == "histogram") {
       m["intervals"] = e.intervals;
-      m["pods"] = Ordered{{"baseline", e.baseline_pods},
-                          {"canary", e.canary_pods},
-                          {"leftOut", e.pods_left_out}};
+      m["pods"] = pods;
       m["podSdPercent"] = figure(e.pod_sd_percent);
       m["podSdObservedPercent"] = figure(e.pod_sd_observed_percent);
       m["onsetPValue"] = figure(e.onset_p_value);
       m["onsetAlpha"] = figure(e.onset_alpha);
     } else if (e.method == "rate") {
-      m["pods"] = Ordered{{"baseline", e.baseline_pods},
-                          {"canary", e.canary_pods},
-                          {"leftOut", e.pods_left_out}};
+      m["pods"] = pods;
       m["events"] = Ordered{{"baseline", e.baseline_events}, {"canary", e.canary_events}};
       m["exposure"] = Ordered{{"baseline", e.baseline_exposure}, {"canary", e.canary_exposure}};
     }

@@ -662,6 +662,8 @@ bool IsRateMetric(const std::string& metric, const std::vector<const Window*>& b
 RateFigures TestRates(const std::string& metric, const std::vector<const Window*>& baseline,
                       const std::vector<const Window*>& canary, double alpha_pass) {
   RateFigures r;
+  r.baseline_pods = CountPods(baseline);
+  r.canary_pods = CountPods(canary);
   r.per_request = metric != "listenOverflows";
   auto sum = [&](const std::vector<const Window*>& arm, int64_t& events, double& exposure) {
     for (const Window* w : arm) {

@@ -167,6 +167,8 @@ struct RateFigures {
   double baseline_exposure = 0;  // requests, or pod-seconds
   double canary_exposure = 0;
   bool per_request = false;
+  int baseline_pods = 0;
+  int canary_pods = 0;
   double ratio = kNaN;          // canary rate / baseline rate (+inf: the baseline had none)
   double p_value = kNaN;        // one-sided, canary rate higher (conditional binomial)
   double ratio_upper = kNaN;    // upper confidence bound of the ratio at 1 - alpha_pass
