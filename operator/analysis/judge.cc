@@ -515,6 +515,29 @@ MetricEvidence JudgeMetric(const AnalysisSpec& spec, const MetricSpec& metric,
   if (!look.step_over) {
     return SoFar(e, metric, figures);
   }
+  LatePart late = TestLatePart(f, windows_level.interval_lrv);
+  if (merged.usable) {
+    // A latency quantile judged from the merged histograms is read the same way over the
+    // last third: a window's own p99 of a few hundred requests wanders by tens of percent,
+    // and its mean over a third of a short step would refuse most Passes of no-ops.
+    std::vector<const Window*> late_b;
+    std::vector<const Window*> late_c;
+    for (const Window* w : b) {
+      if (Midpoint(*w) >= late.since) late_b.push_back(w);
+    }
+    for (const Window* w : c) {
+      if (Midpoint(*w) >= late.since) late_c.push_back(w);
+    }
+    const MergedQuantile m =
+        TestMergedQuantile(late_b, late_c, *rollout::LatencyQuantile(metric.name), spec.interval,
+                           options.pod_sd_floor, alpha.pass);
+    if (m.usable && std::isfinite(m.level.se)) {
+      late.estimate = m.level.estimate;
+      late.se = m.level.se;
+    }
+  }
+  e.late_intervals = late.intervals;
+  e.late_change_percent = ChangePercent(f.scale, lower_is_better, late.estimate);
 
   // Contradictory evidence: the canary's spread blew up while its centre did not fail.
   const std::vector<double> bd = WithinPodDeviations(b);
@@ -544,6 +567,19 @@ MetricEvidence JudgeMetric(const AnalysisSpec& spec, const MetricSpec& metric,
   // Shown no worse: the regression's upper confidence bound within the margin.
   if (!(level.upper <= margin)) {
     return NotShownWithin(e, metric, figures, alpha.pass);
+  }
+  // ... and not worse at the step's end: a regression over the step's last part moves the
+  // step's mean by only that part's share of it, so the mean can be within the margin while
+  // the canary of the last minutes is not. Not proof enough to fail, too much to promote.
+  if (!(late.estimate + (std::isfinite(late.se) ? kLateSlack * late.se : 0) <= margin)) {
+    e.verdict = MetricVerdict::kInconclusive;
+    e.note = absl::StrCat(metric.name, " within ", Num(metric.max_regression_percent),
+                          "% over the step (", Percent(e.change_percent), ", at worst ",
+                          Percent(e.upper_bound_percent), ") but ", Percent(e.late_change_percent),
+                          " over its last ", late.intervals, " intervals, since ",
+                          absl::FormatTime("%H:%M:%SZ", late.since, absl::UTCTimeZone()),
+                          ": not shown no worse at the step's end");
+    return e;
   }
   e.verdict = MetricVerdict::kPass;
   e.note = absl::StrCat(metric.name, " ", Percent(e.change_percent), ", at worst ",

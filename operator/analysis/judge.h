@@ -157,6 +157,11 @@ struct MetricEvidence {
   // The onset scan: the latest intervals against the step's earlier ones.
   double onset_p_value = kNaN;
   double onset_alpha = kNaN;  // per CUSUM reference (kOnsetReferences)
+  // At a step's end (paired and histogram comparisons): the step's last third of paired
+  // intervals (TestLatePart), their count and their mean change in percent of the baseline,
+  // signed like change_percent. A Pass needs it within maxRegressionPercent too.
+  int late_intervals = 0;
+  double late_change_percent = kNaN;
   // Rates: events and exposure (requests, or pod-seconds) per arm.
   int64_t baseline_events = 0;
   int64_t canary_events = 0;

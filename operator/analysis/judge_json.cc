@@ -346,6 +346,9 @@ nlohmann::ordered_json DecisionToJson(const Decision& decision) {
       m["podSdObservedPercent"] = figure(e.pod_sd_observed_percent);
       m["onsetPValue"] = figure(e.onset_p_value);
       m["onsetAlpha"] = figure(e.onset_alpha);
+      m["late"] = e.late_intervals > 0 ? Ordered{{"intervals", e.late_intervals},
+                                                 {"changePercent", figure(e.late_change_percent)}}
+                                       : Ordered(nullptr);
     } else if (e.method == "rate") {
       m["pods"] = pods;
       m["events"] = Ordered{{"baseline", e.baseline_events}, {"canary", e.canary_events}};

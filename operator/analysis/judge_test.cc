@@ -88,6 +88,15 @@ const std::vector<double> kOneError = {0, 0, 0, 0, 0, 0.001, 0, 0, 0, 0, 0, 0};
 // Same centre as kLatency, six times the spread.
 const std::vector<double> kWide = {70, 82, 88, 94, 100, 103, 106, 112, 118, 124, 76, 97};
 
+// `cycles` copies of `values` back to back, the last `tail` of them times `factor`.
+std::vector<double> Cycled(const std::vector<double>& values, int cycles, int tail = 0,
+                           double factor = 1) {
+  std::vector<double> out;
+  for (int i = 0; i < cycles; ++i) out.insert(out.end(), values.begin(), values.end());
+  for (size_t i = out.size() - static_cast<size_t>(tail); i < out.size(); ++i) out[i] *= factor;
+  return out;
+}
+
 struct Row {
   std::string situation;  // the row of docs/analysis.md's verdict table
   AnalysisSpec spec;
@@ -145,6 +154,14 @@ std::vector<Row> VerdictTable() {
   rows.push_back({"the same, step not over", p99,
                   Arms("latencyP99", Series(kNoisy), Series(Scaled(kNoisyShuffled, 1.1))),
                   MidStep(), DecisionKind::kWait, kReasonStepInProgress});
+  rows.push_back({"canary within 10% over 240 intervals, 25% worse over their last 36", p99,
+                  Arms("latencyP99", Series(Cycled(kLatency, 20)),
+                       Series(Cycled(kLatencyShuffled, 20, 36, 1.25))),
+                  MidStep(), DecisionKind::kWait, kReasonStepInProgress});
+  rows.push_back({"the same, step over: its last third not within 10%", p99,
+                  Arms("latencyP99", Series(Cycled(kLatency, 20)),
+                       Series(Cycled(kLatencyShuffled, 20, 36, 1.25))),
+                  StepOver(), DecisionKind::kInconclusive, kReasonInconclusive});
   rows.push_back({"canary 20% better", p99,
                   Arms("latencyP99", Series(kLatency), Series(Scaled(kLatency, 0.8))), StepOver(),
                   DecisionKind::kPass, kReasonMetricsPassed});
@@ -631,6 +648,35 @@ TEST(JudgeTest, APassAtOneOfTheStepEndsIsHeldToTheRepeatedLooksLevel) {
   const Decision one =
       Judge(spec, Arms("latencyP99", Series(kLatency), Series(kLatencySame)), StepOver());
   EXPECT_NEAR(one.metrics[0].pass_alpha, 0.05, 1e-12);
+}
+
+TEST(JudgeTest, AStepWithinTheMarginButWorseOverItsLastPartIsNoPass) {
+  // 240 intervals, one pod per arm; the canary 25% slower over the last 36 of them. The
+  // step's mean moves by under 4%, shown within 10% on its own, and the onset scan does not
+  // show the last part beyond the margin by kOnsetGate SEs (no Fail); but the step's last
+  // third (80 intervals) is 10.4% slower: no Pass either.
+  const AnalysisSpec p99 = Spec({Within("latencyP99", 10)});
+  const std::vector<double> baseline = Cycled(kLatency, 20);
+  const Decision alike = Judge(
+      p99, Arms("latencyP99", Series(baseline), Series(Cycled(kLatencyShuffled, 20))), StepOver());
+  ASSERT_EQ(alike.kind, DecisionKind::kPass) << alike.message;
+
+  const Decision late = Judge(
+      p99, Arms("latencyP99", Series(baseline), Series(Cycled(kLatencyShuffled, 20, 36, 1.25))),
+      StepOver());
+  ASSERT_EQ(late.metrics.size(), 1u);
+  const MetricEvidence& e = late.metrics[0];
+  EXPECT_EQ(late.kind, DecisionKind::kInconclusive) << late.message;
+  EXPECT_EQ(e.verdict, MetricVerdict::kInconclusive);
+  // The step's mean alone was shown within the margin: the last part is what refused it.
+  EXPECT_LE(e.upper_bound_percent, 10) << e.note;
+  EXPECT_THAT(e.note, HasSubstr("over its last 80 intervals"));
+  EXPECT_EQ(e.late_intervals, 80);
+  EXPECT_GT(e.late_change_percent, 10);
+  // A step's Pass carries the same figures.
+  EXPECT_EQ(alike.metrics[0].late_intervals, 80);
+  EXPECT_LT(alike.metrics[0].late_change_percent, 10);
+  EXPECT_THAT(e.note, HasSubstr("not shown no worse at the step's end"));
 }
 
 TEST(JudgeTest, NoMetricsIsNeverAPass) {

@@ -212,6 +212,10 @@ Verdict ToVerdict(const Decision& decision) {
     if (!std::isnan(e.pod_sd_observed_percent)) {
       v.evidence[e.name + ".podSdObservedPercent"] = Num(e.pod_sd_observed_percent);
     }
+    if (e.late_intervals > 0 && std::isfinite(e.late_change_percent)) {
+      v.evidence[e.name + ".late"] = absl::StrFormat("%+.1f%% over the last %d intervals",
+                                                     e.late_change_percent, e.late_intervals);
+    }
     if (!std::isnan(e.upper_bound_percent)) {
       v.evidence[e.name + ".passAlpha"] = Num(e.pass_alpha);
       v.evidence[e.name + ".atWorstPercent"] =

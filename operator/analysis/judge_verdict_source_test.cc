@@ -305,6 +305,11 @@ TEST(ToVerdictTest, MapsKindReasonAndInfiniteChanges) {
   EXPECT_EQ(with_pods.evidence.at("errorRate.podSdObservedPercent"), "0.5");
   EXPECT_EQ(with_pods.evidence.at("errorRate.passAlpha"), "0.0168");
   EXPECT_EQ(with_pods.evidence.at("errorRate.atWorstPercent"), "7.5");
+  // The step's last third, said at a step's end.
+  EXPECT_EQ(with_pods.evidence.count("errorRate.late"), 0u);
+  d.metrics[0].late_intervals = 80;
+  d.metrics[0].late_change_percent = 11.04;
+  EXPECT_EQ(ToVerdict(d).evidence.at("errorRate.late"), "+11.0% over the last 80 intervals");
   EXPECT_EQ(v.evidence["errorRate.pValue"], "-");
   EXPECT_EQ(v.evidence["errorRate.baseline"], "n=0 median=-");
   d.kind = DecisionKind::kInconclusive;

@@ -384,6 +384,19 @@ double SplitLongRunVariance(const std::vector<double>& x, size_t split, double b
 
 }  // namespace
 
+LatePart TestLatePart(const PairedFigures& f, double interval_lrv) {
+  LatePart late;
+  const size_t n = f.contrasts.size();
+  if (n == 0) return late;
+  const size_t count =
+      std::max<size_t>(1, static_cast<size_t>(std::floor(static_cast<double>(n) * kLateShare)));
+  late.intervals = static_cast<int>(count);
+  late.estimate = Mean(f.contrasts, n - count);
+  late.se = std::sqrt(interval_lrv / static_cast<double>(count) + PodVariance(f));
+  late.since = f.starts[n - count];
+  return late;
+}
+
 OnsetTest ScanOnset(const PairedFigures& f) {
   OnsetTest best;
   const std::vector<double>& d = f.contrasts;

@@ -84,6 +84,22 @@ inline constexpr double kShiftRhoBias = 6;
 // The variance a mean contrast has from the pods alone: pod_sd^2 (1/nb + 1/nc).
 double PodVariance(const PairedFigures& f);
 
+// The step's last part: the mean contrast of its last kLateShare of the paired intervals
+// (at least one) and that mean's standard error (the level test's long-run variance per
+// interval over their count, plus the pods). Which intervals count depends on their number
+// only, never on their values, so an A/A step's last part is no likelier to look worse than
+// any other part of it.
+struct LatePart {
+  int intervals = 0;
+  double estimate = kNaN;
+  double se = kNaN;
+  absl::Time since = absl::InfinitePast();  // the first interval's start
+};
+inline constexpr double kLateShare = 1.0 / 3;
+// A Pass needs the last part's mean plus this many of its SEs within the margin.
+inline constexpr double kLateSlack = 0.5;
+LatePart TestLatePart(const PairedFigures& f, double interval_lrv);
+
 // The onset detector: a self-starting one-sided CUSUM of the contrasts, each standardized by
 // the intervals before it, run with two reference values (quick for large shifts, patient
 // for small ones); a look's false-alarm hazard is Siegmund's approximation at the

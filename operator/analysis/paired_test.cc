@@ -100,6 +100,29 @@ TEST(PairedTest, ZerosUseTheRelativeScaleAndAZeroBaselineTheAbsolute) {
   EXPECT_TRUE(std::isinf(ChangePercent(f.scale, true, 0.2)));
 }
 
+TEST(PairedTest, TheLatePartIsTheStepsLastThirdWhateverItsValues) {
+  // 31 intervals: the last 10 (floor of a third), 1.5x in the canary from interval 25 on.
+  std::vector<double> canary(31, 100);
+  for (size_t i = 25; i < canary.size(); ++i) canary[i] = 150;
+  const std::vector<std::vector<Window>> b = {PodSeries("b", std::vector<double>(31, 100))};
+  const std::vector<std::vector<Window>> c = {PodSeries("c", canary)};
+  const PairedFigures f = PairUp(Ptrs(b), Ptrs(c), true, kInterval, 0.02);
+  const LatePart late = TestLatePart(f, 0.01);
+  EXPECT_EQ(late.intervals, 10);
+  EXPECT_EQ(late.since, kT0 + kInterval * 21);
+  EXPECT_NEAR(late.estimate, std::log(1.5) * 6 / 10, 1e-12);
+  // The time part over its 10 intervals, plus the pods' (the 2% floor on the log scale, one
+  // pod per arm).
+  EXPECT_NEAR(late.se, std::sqrt(0.01 / 10 + 2 * std::pow(std::log1p(0.02), 2)), 1e-12);
+  // Fewer than three intervals: the last one.
+  const std::vector<std::vector<Window>> b2 = {PodSeries("b", {100, 100})};
+  const std::vector<std::vector<Window>> c2 = {PodSeries("c", {100, 200})};
+  const LatePart two = TestLatePart(PairUp(Ptrs(b2), Ptrs(c2), true, kInterval, 0.02), 0.01);
+  EXPECT_EQ(two.intervals, 1);
+  EXPECT_NEAR(two.estimate, std::log(2.0), 1e-12);
+  EXPECT_EQ(TestLatePart(PairedFigures(), 0.01).intervals, 0);
+}
+
 TEST(PairedTest, OnsetScanFindsARecentShiftAndIgnoresOneWildInterval) {
   std::vector<double> base(30, 100);
   std::vector<double> canary;
