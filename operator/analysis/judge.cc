@@ -520,17 +520,16 @@ MetricEvidence JudgeMetric(const AnalysisSpec& spec, const MetricSpec& metric,
     // A latency quantile judged from the merged histograms is read the same way over the
     // last third: a window's own p99 of a few hundred requests wanders by tens of percent,
     // and its mean over a third of a short step would refuse most Passes of no-ops.
-    std::vector<const Window*> late_b;
-    std::vector<const Window*> late_c;
-    for (const Window* w : b) {
-      if (Midpoint(*w) >= late.since) late_b.push_back(w);
-    }
-    for (const Window* w : c) {
-      if (Midpoint(*w) >= late.since) late_c.push_back(w);
-    }
+    auto in_late = [&late](const std::vector<const Window*>& arm) {
+      std::vector<const Window*> out;
+      for (const Window* w : arm) {
+        if (Midpoint(*w) >= late.since) out.push_back(w);
+      }
+      return out;
+    };
     const MergedQuantile m =
-        TestMergedQuantile(late_b, late_c, *rollout::LatencyQuantile(metric.name), spec.interval,
-                           options.pod_sd_floor, alpha.pass);
+        TestMergedQuantile(in_late(b), in_late(c), *rollout::LatencyQuantile(metric.name),
+                           spec.interval, options.pod_sd_floor, alpha.pass);
     if (m.usable && std::isfinite(m.level.se)) {
       late.estimate = m.level.estimate;
       late.se = m.level.se;
